@@ -1,0 +1,67 @@
+// Package clock is Turnstile's single source of time.
+//
+// Every command reads the time once, from a Clock, and passes it down as
+// int64 nanoseconds since the Unix epoch. Nothing else in the server calls
+// time.Now: the GCRA algorithm, the keyspace, expiry and (later) log replay all
+// take "now" as a parameter, which keeps them deterministic and testable.
+//
+// The server clock reads Go's monotonic clock and anchors it once to the wall
+// clock at start-up, so within one process the time never steps backwards,
+// even if the system clock is changed, while stored times stay absolute Unix
+// nanoseconds that survive a restart.
+package clock
+
+import (
+	"sync/atomic"
+	"time"
+)
+
+// Clock returns the current time in nanoseconds since the Unix epoch.
+// Implementations are safe for concurrent use.
+type Clock interface {
+	Now() int64
+}
+
+// Monotonic is the server clock: the wall clock read once at construction,
+// advanced by the monotonic clock afterwards.
+type Monotonic struct {
+	start   time.Time // carries a monotonic reading
+	startNs int64     // start as Unix nanoseconds
+}
+
+// NewMonotonic anchors a monotonic clock to the current wall-clock time.
+func NewMonotonic() *Monotonic {
+	t := time.Now()
+	return &Monotonic{start: t, startNs: t.UnixNano()}
+}
+
+// Now returns the anchored Unix time in nanoseconds. It never decreases.
+func (c *Monotonic) Now() int64 {
+	return c.startNs + int64(time.Since(c.start))
+}
+
+// Manual is a clock for tests: it only moves when told to.
+type Manual struct {
+	ns atomic.Int64
+}
+
+// NewManual returns a manual clock set to ns.
+func NewManual(ns int64) *Manual {
+	m := &Manual{}
+	m.ns.Store(ns)
+	return m
+}
+
+// Now returns the clock's current value.
+func (m *Manual) Now() int64 { return m.ns.Load() }
+
+// Set moves the clock to ns (backwards too, for tests of clock jumps).
+func (m *Manual) Set(ns int64) { m.ns.Store(ns) }
+
+// Advance moves the clock forward by d.
+func (m *Manual) Advance(d time.Duration) { m.ns.Add(int64(d)) }
+
+var (
+	_ Clock = (*Monotonic)(nil)
+	_ Clock = (*Manual)(nil)
+)

@@ -1,0 +1,99 @@
+package main
+
+import (
+	"bufio"
+	"errors"
+	"flag"
+	"fmt"
+	"log/slog"
+	"os"
+	"strconv"
+	"strings"
+
+	"github.com/turnstile/turnstile/server"
+)
+
+// parseConfig builds the server config from defaults, then the --config
+// file (redis.conf syntax), then command-line flags, which win.
+func parseConfig(args []string) (server.Config, slog.Level, error) {
+	cfg := server.DefaultConfig()
+	fs := flag.NewFlagSet("turnstile", flag.ContinueOnError)
+	configFile := fs.String("config", "", "redis.conf-style configuration file")
+	fs.StringVar(&cfg.Bind, "bind", cfg.Bind, "address to listen on")
+	fs.IntVar(&cfg.Port, "port", cfg.Port, "TCP port")
+	fs.StringVar(&cfg.RequirePass, "requirepass", cfg.RequirePass, "password clients must AUTH with")
+	fs.IntVar(&cfg.MaxClients, "maxclients", cfg.MaxClients, "maximum simultaneous clients")
+	fs.IntVar(&cfg.Shards, "shards", cfg.Shards, "shards per database (rounded up to a power of two)")
+	fs.IntVar(&cfg.Databases, "databases", cfg.Databases, "number of databases")
+	fs.IntVar(&cfg.Hz, "hz", cfg.Hz, "background task frequency")
+	fs.Int64Var(&cfg.Limits.MaxBulkLen, "proto-max-bulk-len", cfg.Limits.MaxBulkLen, "largest bulk string accepted")
+	fs.Int64Var(&cfg.Limits.MaxQueryBuf, "client-query-buffer-limit", cfg.Limits.MaxQueryBuf, "largest unprocessed input per client")
+	logLevel := fs.String("loglevel", "notice", "debug, verbose, notice or warning")
+	if err := fs.Parse(args); err != nil {
+		return cfg, 0, err
+	}
+	if fs.NArg() > 0 {
+		return cfg, 0, fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	}
+	if *configFile != "" {
+		if err := loadConfigFile(*configFile, fs); err != nil {
+			return cfg, 0, err
+		}
+		// Flags given on the command line override the file.
+		if err := fs.Parse(args); err != nil {
+			return cfg, 0, err
+		}
+	}
+	level, err := parseLogLevel(*logLevel)
+	if err != nil {
+		return cfg, 0, err
+	}
+	return cfg, level, cfg.Validate()
+}
+
+// loadConfigFile applies "name value" lines (redis.conf syntax: '#'
+// comments, quoted values) to the flags of the same name.
+func loadConfigFile(path string, fs *flag.FlagSet) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return fmt.Errorf("config file: %w", err)
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	line := 0
+	for sc.Scan() {
+		line++
+		text := strings.TrimSpace(sc.Text())
+		if text == "" || strings.HasPrefix(text, "#") {
+			continue
+		}
+		name, value, _ := strings.Cut(text, " ")
+		name = strings.ToLower(name)
+		value = strings.TrimSpace(value)
+		if uq, err := strconv.Unquote(value); err == nil {
+			value = uq
+		}
+		if name == "config" || fs.Lookup(name) == nil {
+			return fmt.Errorf("config file %s:%d: unknown directive %q", path, line, name)
+		}
+		if err := fs.Set(name, value); err != nil {
+			return fmt.Errorf("config file %s:%d: %s: %w", path, line, name, err)
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return fmt.Errorf("config file %s: %w", path, err)
+	}
+	return nil
+}
+
+func parseLogLevel(s string) (slog.Level, error) {
+	switch strings.ToLower(s) {
+	case "debug":
+		return slog.LevelDebug, nil
+	case "verbose", "notice", "info":
+		return slog.LevelInfo, nil
+	case "warning", "warn":
+		return slog.LevelWarn, nil
+	}
+	return 0, errors.New("loglevel must be debug, verbose, notice or warning")
+}

@@ -1,0 +1,49 @@
+// Command turnstile runs the Turnstile rate-limit server.
+//
+// It only wires things together: parse flags (and an optional redis.conf
+// style file), build the server, turn SIGINT/SIGTERM into a context, serve.
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"runtime"
+	"syscall"
+
+	"github.com/turnstile/turnstile/server"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, os.Args[1:], os.Stderr); err != nil {
+		fmt.Fprintln(os.Stderr, "turnstile:", err)
+		os.Exit(1)
+	}
+}
+
+// run parses args, starts the server and blocks until ctx is done.
+func run(ctx context.Context, args []string, logOut io.Writer) error {
+	cfg, logLevel, err := parseConfig(args)
+	if err != nil {
+		return err
+	}
+	logger := slog.New(slog.NewTextHandler(logOut, &slog.HandlerOptions{Level: logLevel}))
+	cfg.Logger = logger
+	srv, err := server.New(cfg)
+	if err != nil {
+		return err
+	}
+	ln, err := srv.Listen()
+	if err != nil {
+		return err
+	}
+	logger.Info("turnstile starting", "version", server.TurnstileVersion, "redis_version", server.Version,
+		"go", runtime.Version(), "shards", cfg.Shards, "pid", os.Getpid())
+	// Serve returns after ctx is done and every connection has closed.
+	return srv.Serve(ctx, ln)
+}

@@ -1,0 +1,185 @@
+package server
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"net"
+	"strconv"
+	"sync"
+	"sync/atomic"
+
+	"github.com/turnstile/turnstile/shards"
+)
+
+// maxPendingReply is how much reply data a connection gathers before it
+// writes, even if more pipelined requests are waiting.
+const maxPendingReply = 64 << 10
+
+// client is one connection. Its fields are owned by the connection's
+// goroutine, except those documented as shared.
+type client struct {
+	s       *Server
+	id      int64
+	conn    net.Conn
+	rd      *reader
+	w       Writer
+	created int64 // Unix ns
+	addr    string
+	laddr   string
+
+	db     int  // selected database
+	authed bool // passed AUTH (or no password is set)
+	multi  *multiState
+	watch  *watchState
+	quit   bool // close after writing the pending replies
+	ctx    Ctx  // reused for every command, so a call does not allocate one
+
+	// Shared with CLIENT LIST / INFO on other connections.
+	mu      sync.Mutex // guards name, libName, libVer
+	name    string
+	libName string
+	libVer  string
+	dbAtom  atomic.Int32
+	proto   atomic.Int32 // 2 or 3
+	lastCmd atomic.Pointer[Command]
+}
+
+func newClient(s *Server, nc net.Conn) *client {
+	c := &client{
+		s:       s,
+		id:      s.nextID.Add(1),
+		conn:    nc,
+		rd:      newReader(s.cfg.Limits),
+		created: s.clock.Now(),
+		addr:    nc.RemoteAddr().String(),
+		laddr:   nc.LocalAddr().String(),
+	}
+	c.authed = *s.requirePass.Load() == ""
+	c.setProto(2)
+	return c
+}
+
+// serveConn reads requests, runs them and writes the replies. Replies to a
+// batch of pipelined requests go out in one write, when the input buffer
+// holds no further complete request (or the pending output grows large).
+func (s *Server) serveConn(c *client) {
+	defer func() {
+		c.unwatchAll()
+		c.conn.Close()
+		s.removeClient(c)
+	}()
+	for {
+		for !c.quit {
+			args, ok, err := c.rd.next(!c.authed)
+			if err != nil {
+				var pe *ProtocolError
+				if errors.As(err, &pe) {
+					c.w.Error("ERR " + pe.Error())
+					s.log.Debug("protocol error", "client", c.addr, "err", pe.Msg)
+				}
+				c.quit = true
+				break
+			}
+			if !ok {
+				break
+			}
+			if len(args) > 0 {
+				s.handle(c, args)
+			}
+			if len(c.w.b) >= maxPendingReply {
+				if !c.flush() {
+					return
+				}
+			}
+		}
+		if !c.flush() || c.quit {
+			return
+		}
+		if err := c.rd.fill(c.conn); err != nil {
+			if !errors.Is(err, io.EOF) && !errors.Is(err, net.ErrClosed) {
+				s.log.Debug("closing client", "client", c.addr, "err", err)
+			}
+			return
+		}
+	}
+}
+
+// flush writes pending replies; false means the connection is gone.
+func (c *client) flush() bool {
+	if len(c.w.b) == 0 {
+		return true
+	}
+	_, err := c.conn.Write(c.w.b)
+	if cap(c.w.b) > 4*maxPendingReply {
+		c.w.b = nil // do not keep a huge reply buffer around
+	} else {
+		c.w.b = c.w.b[:0]
+	}
+	return err == nil
+}
+
+// setProto switches the reply protocol (2 or 3).
+func (c *client) setProto(v int) {
+	c.w.resp3 = v == 3
+	c.proto.Store(int32(v))
+}
+
+// setDB selects database i.
+func (c *client) setDB(i int) {
+	c.db = i
+	c.dbAtom.Store(int32(i))
+}
+
+// info formats the client as one CLIENT LIST / CLIENT INFO line.
+func (c *client) info(now int64) string {
+	c.mu.Lock()
+	name, lib, ver := c.name, c.libName, c.libVer
+	c.mu.Unlock()
+	cmd := "NULL"
+	if lc := c.lastCmd.Load(); lc != nil {
+		cmd = lc.Name
+	}
+	var b bytes.Buffer
+	b.WriteString("id=" + strconv.FormatInt(c.id, 10))
+	b.WriteString(" addr=" + c.addr + " laddr=" + c.laddr)
+	b.WriteString(" fd=0 name=" + name)
+	b.WriteString(" age=" + strconv.FormatInt((now-c.created)/1e9, 10))
+	b.WriteString(" idle=0 flags=N db=" + strconv.Itoa(int(c.dbAtom.Load())))
+	b.WriteString(" sub=0 psub=0 ssub=0 multi=-1 qbuf=0 qbuf-free=0 argv-mem=0 multi-mem=0")
+	b.WriteString(" rbs=0 rbp=0 obl=0 oll=0 omem=0 tot-mem=0 events=r")
+	b.WriteString(" cmd=" + cmd + " user=default redir=-1 resp=")
+	b.WriteString(strconv.Itoa(int(c.proto.Load())))
+	b.WriteString(" lib-name=" + lib + " lib-ver=" + ver)
+	return b.String()
+}
+
+// watchedKey is one key under WATCH.
+type watchedKey struct {
+	db  int
+	key string
+	exp int64 // the key's expiry when watched (0: none or missing)
+}
+
+// watchState holds a client's WATCHed keys.
+type watchState struct {
+	w    shards.Watch
+	keys []watchedKey
+}
+
+// unwatchAll forgets every watched key, locking each key's shard in turn.
+// Requires that the client holds no shard lock.
+func (c *client) unwatchAll() {
+	if c.watch == nil {
+		return
+	}
+	for _, k := range c.watch.keys {
+		db := c.s.dbs[k.db]
+		kb := []byte(k.key)
+		i := db.ShardOf(kb)
+		db.Lock(i)
+		db.Unwatch(kb, &c.watch.w)
+		db.Unlock(i)
+	}
+	c.watch = nil
+}

@@ -1,0 +1,356 @@
+package server
+
+import (
+	"cmp"
+	"crypto/subtle"
+	"slices"
+	"strings"
+
+	"github.com/turnstile/turnstile/shards"
+)
+
+func connectionCommands() []*Command {
+	const always = FlagNoScript | FlagLoading | FlagStale | FlagFast
+	return []*Command{
+		{Name: "ping", Arity: -1, Flags: FlagFast, Group: "connection", Since: "1.0.0",
+			Summary: "Returns the server's liveliness response.", Handler: cmdPing},
+		{Name: "echo", Arity: 2, Flags: FlagFast, Group: "connection", Since: "1.0.0",
+			Summary: "Returns the given string.", Handler: cmdEcho},
+		{Name: "quit", Arity: -1, Flags: always | FlagNoAuth | FlagNoQueue | FlagAllowBusy, Group: "connection", Since: "1.0.0",
+			Summary: "Closes the connection.", Handler: cmdQuit},
+		{Name: "reset", Arity: 1, Flags: always | FlagNoAuth | FlagNoQueue | FlagAllowBusy, Group: "connection", Since: "6.2.0",
+			Summary: "Resets the connection.", Handler: cmdReset},
+		{Name: "auth", Arity: -2, Flags: always | FlagNoAuth | FlagAllowBusy, Group: "connection", Since: "1.0.0",
+			Summary: "Authenticates the connection.", Handler: cmdAuth},
+		{Name: "hello", Arity: -1, Flags: always | FlagNoAuth | FlagAllowBusy, Group: "connection", Since: "6.0.0",
+			Summary: "Handshakes with the Redis server.", Handler: cmdHello},
+		{Name: "select", Arity: 2, Flags: FlagLoading | FlagStale | FlagFast, Group: "connection", Since: "1.0.0",
+			Summary: "Changes the selected database.", Handler: cmdSelect},
+		{Name: "client", Arity: -2, Flags: FlagNoScript | FlagLoading | FlagStale, Group: "connection", Since: "2.4.0",
+			Summary: "A container for client connection commands.", Handler: cmdClient},
+	}
+}
+
+func cmdPing(x *Ctx) {
+	switch len(x.args) {
+	case 1:
+		x.w.Status("PONG")
+	case 2:
+		x.w.Bulk(x.args[1])
+	default:
+		x.w.Error(arityError("ping"))
+	}
+}
+
+func cmdEcho(x *Ctx) { x.w.Bulk(x.args[1]) }
+
+func cmdQuit(x *Ctx) {
+	x.w.OK()
+	x.c.quit = true
+}
+
+func cmdReset(x *Ctx) {
+	c := x.c
+	c.multi = nil
+	c.unwatchAll()
+	c.setDB(0)
+	c.setProto(2)
+	c.mu.Lock()
+	c.name = ""
+	c.mu.Unlock()
+	c.authed = *x.s.requirePass.Load() == ""
+	x.w.Status("RESET")
+}
+
+// checkPassword compares in constant time. The only user is "default";
+// with no requirepass it has no password, so any password is accepted.
+func (s *Server) checkPassword(user, pass []byte) bool {
+	want := *s.requirePass.Load()
+	okUser := subtle.ConstantTimeCompare(user, []byte("default")) == 1
+	if want == "" {
+		return okUser
+	}
+	return okUser && subtle.ConstantTimeCompare(pass, []byte(want)) == 1
+}
+
+func cmdAuth(x *Ctx) {
+	if len(x.args) > 3 {
+		x.w.Error(errSyntax)
+		return
+	}
+	user, pass := []byte("default"), x.args[1]
+	if len(x.args) == 3 {
+		user, pass = x.args[1], x.args[2]
+	} else if *x.s.requirePass.Load() == "" {
+		x.w.Error("ERR AUTH <password> called without any password configured for the default user. Are you sure your configuration is correct?")
+		return
+	}
+	if !x.s.checkPassword(user, pass) {
+		x.w.Error(errWrongPass)
+		return
+	}
+	x.c.authed = true
+	x.w.OK()
+}
+
+// cmdHello implements HELLO [protover [AUTH user pass] [SETNAME name]].
+func cmdHello(x *Ctx) {
+	c := x.c
+	proto := 0
+	if len(x.args) >= 2 {
+		n, ok := shards.ParseCanonicalInt(x.args[1])
+		if !ok {
+			x.w.Error("ERR Protocol version is not an integer or out of range")
+			return
+		}
+		if n < 2 || n > 3 {
+			x.w.Error("NOPROTO unsupported protocol version")
+			return
+		}
+		proto = int(n)
+	}
+	var user, pass, name []byte
+	authGiven, nameGiven := false, false
+	for i := 2; i < len(x.args); i++ {
+		more := len(x.args) - 1 - i
+		opt := strings.ToLower(string(x.args[i]))
+		switch {
+		case opt == "auth" && more >= 2:
+			user, pass, authGiven = x.args[i+1], x.args[i+2], true
+			i += 2
+		case opt == "setname" && more >= 1:
+			name, nameGiven = x.args[i+1], true
+			i++
+		default:
+			x.w.Error("ERR Syntax error in HELLO option '" + string(x.args[i]) + "'")
+			return
+		}
+	}
+	if authGiven {
+		if !x.s.checkPassword(user, pass) {
+			x.w.Error(errWrongPass)
+			return
+		}
+		c.authed = true
+	}
+	if !c.authed {
+		x.w.Error("NOAUTH HELLO must be called with the client already authenticated, otherwise the HELLO <proto> AUTH <user> <pass> option can be used to authenticate the client and select the RESP protocol version at the same time")
+		return
+	}
+	if nameGiven {
+		if !validClientName(name) {
+			x.w.Error(errClientName)
+			return
+		}
+		c.mu.Lock()
+		c.name = string(name)
+		c.mu.Unlock()
+	}
+	if proto != 0 {
+		c.setProto(proto)
+	}
+	x.w.Map(7)
+	x.w.BulkString("server")
+	x.w.BulkString("redis")
+	x.w.BulkString("version")
+	x.w.BulkString(Version)
+	x.w.BulkString("proto")
+	x.w.Int(int64(c.proto.Load()))
+	x.w.BulkString("id")
+	x.w.Int(c.id)
+	x.w.BulkString("mode")
+	x.w.BulkString("standalone")
+	x.w.BulkString("role")
+	x.w.BulkString("master")
+	x.w.BulkString("modules")
+	x.w.Array(0)
+}
+
+func cmdSelect(x *Ctx) {
+	n, ok := shards.ParseCanonicalInt(x.args[1])
+	if !ok {
+		x.w.Error(errNotInt)
+		return
+	}
+	if n < 0 || n >= int64(len(x.s.dbs)) {
+		x.w.Error(errDBRange)
+		return
+	}
+	x.c.setDB(int(n))
+	x.db = x.s.dbs[n]
+	x.w.OK()
+}
+
+const errClientName = "ERR Client names cannot contain spaces, newlines or special characters."
+
+// validClientName allows printable ASCII without spaces, as Redis does.
+func validClientName(b []byte) bool {
+	for _, ch := range b {
+		if ch < '!' || ch > '~' {
+			return false
+		}
+	}
+	return true
+}
+
+// cmdClient dispatches CLIENT subcommands.
+func cmdClient(x *Ctx) {
+	sub := strings.ToLower(string(x.args[1]))
+	argc := len(x.args)
+	arity := func(ok bool) bool {
+		if !ok {
+			x.w.Error(arityError("client|" + sub))
+		}
+		return ok
+	}
+	c := x.c
+	switch sub {
+	case "id":
+		if arity(argc == 2) {
+			x.w.Int(c.id)
+		}
+	case "getname":
+		if arity(argc == 2) {
+			c.mu.Lock()
+			name := c.name
+			c.mu.Unlock()
+			if name == "" {
+				x.w.Null()
+			} else {
+				x.w.BulkString(name)
+			}
+		}
+	case "setname":
+		if arity(argc == 3) {
+			if !validClientName(x.args[2]) {
+				x.w.Error(errClientName)
+				return
+			}
+			c.mu.Lock()
+			c.name = string(x.args[2])
+			c.mu.Unlock()
+			x.w.OK()
+		}
+	case "setinfo":
+		if arity(argc == 4) {
+			clientSetInfo(x)
+		}
+	case "info":
+		if arity(argc == 2) {
+			x.w.Verbatim(c.info(x.now) + "\n")
+		}
+	case "list":
+		clientList(x)
+	case "no-evict", "no-touch":
+		if arity(argc == 3) {
+			v := strings.ToLower(string(x.args[2]))
+			if v != "on" && v != "off" {
+				x.w.Error(errSyntax)
+				return
+			}
+			x.w.OK()
+		}
+	case "help":
+		clientHelp(x)
+	default:
+		x.w.Error("ERR unknown subcommand '" + truncate(x.args[1], 128) + "'. Try CLIENT HELP.")
+	}
+}
+
+func clientSetInfo(x *Ctx) {
+	attr := strings.ToLower(string(x.args[2]))
+	val := x.args[3]
+	if attr != "lib-name" && attr != "lib-ver" {
+		x.w.Error("ERR Unrecognized option '" + string(x.args[2]) + "'")
+		return
+	}
+	for _, ch := range val {
+		if ch < '!' || ch > '~' {
+			x.w.Error("ERR " + attr + " cannot contain spaces, newlines or special characters.")
+			return
+		}
+	}
+	x.c.mu.Lock()
+	if attr == "lib-name" {
+		x.c.libName = string(val)
+	} else {
+		x.c.libVer = string(val)
+	}
+	x.c.mu.Unlock()
+	x.w.OK()
+}
+
+// clientList implements CLIENT LIST [TYPE normal] [ID id ...].
+func clientList(x *Ctx) {
+	var ids map[int64]bool
+	args := x.args[2:]
+	for len(args) > 0 {
+		opt := strings.ToLower(string(args[0]))
+		switch {
+		case opt == "type" && len(args) >= 2:
+			t := strings.ToLower(string(args[1]))
+			if t != "normal" && t != "master" && t != "replica" && t != "slave" && t != "pubsub" {
+				x.w.Error("ERR Unknown client type '" + string(args[1]) + "'")
+				return
+			}
+			if t != "normal" {
+				x.w.Verbatim("")
+				return
+			}
+			args = args[2:]
+		case opt == "id" && len(args) >= 2:
+			ids = make(map[int64]bool)
+			for _, a := range args[1:] {
+				n, ok := shards.ParseCanonicalInt(a)
+				if !ok || n <= 0 {
+					x.w.Error("ERR Invalid client ID")
+					return
+				}
+				ids[n] = true
+			}
+			args = nil
+		default:
+			x.w.Error(errSyntax)
+			return
+		}
+	}
+	var b strings.Builder
+	for _, cl := range x.s.clientsSnapshot() {
+		if ids == nil || ids[cl.id] {
+			b.WriteString(cl.info(x.now))
+			b.WriteByte('\n')
+		}
+	}
+	x.w.Verbatim(b.String())
+}
+
+func clientHelp(x *Ctx) {
+	lines := []string{
+		"CLIENT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+		"GETNAME", "    Return the name of the current connection.",
+		"ID", "    Return the ID of the current connection.",
+		"INFO", "    Return information about the current client connection.",
+		"LIST [TYPE <normal|master|replica|pubsub>] [ID <id> [<id> ...]]", "    Return information about client connections.",
+		"SETINFO <option> <value>", "    Set client meta attr. Options are: LIB-NAME, LIB-VER.",
+		"SETNAME <name>", "    Assign the name <name> to the current connection.",
+		"NO-EVICT (ON|OFF)", "    Accepted for compatibility; Turnstile does not evict.",
+		"NO-TOUCH (ON|OFF)", "    Accepted for compatibility.",
+		"HELP", "    Print this help.",
+	}
+	x.w.Array(len(lines))
+	for _, l := range lines {
+		x.w.Status(l)
+	}
+}
+
+// clientsSnapshot returns the connected clients in id order.
+func (s *Server) clientsSnapshot() []*client {
+	s.mu.Lock()
+	out := make([]*client, 0, len(s.clients))
+	for _, c := range s.clients {
+		out = append(out, c)
+	}
+	s.mu.Unlock()
+	slices.SortFunc(out, func(a, b *client) int { return cmp.Compare(a.id, b.id) })
+	return out
+}

@@ -1,0 +1,188 @@
+package server
+
+import (
+	"fmt"
+	"runtime/debug"
+	"slices"
+	"strings"
+
+	"github.com/turnstile/turnstile/shards"
+)
+
+// Ctx is what a handler sees: the request, the connection, the selected
+// database, the time of the command and the reply writer. The shards of the
+// command's keys are locked for the whole call.
+type Ctx struct {
+	s    *Server
+	c    *client
+	cmd  *Command
+	args [][]byte
+	now  int64       // read once per command from the server clock
+	db   *shards.Map // the client's selected database
+	w    *Writer
+
+	// allLocked is set inside an EXEC that holds every shard, so keyspace-wide
+	// commands must not lock shards themselves.
+	allLocked bool
+	inExec    bool // running as part of EXEC
+}
+
+// Error replies common to many commands (Redis's exact texts).
+const (
+	errSyntax     = "ERR syntax error"
+	errNotInt     = "ERR value is not an integer or out of range"
+	errNotFloat   = "ERR value is not a valid float"
+	errWrongType  = "WRONGTYPE Operation against a key holding the wrong kind of value"
+	errNoAuth     = "NOAUTH Authentication required."
+	errOverflow   = "ERR increment or decrement would overflow"
+	errWrongPass  = "WRONGPASS invalid username-password pair or user is disabled."
+	errDBRange    = "ERR DB index is out of range"
+	errExecAbort  = "EXECABORT Transaction discarded because of previous errors."
+	errInternal   = "ERR internal error"
+	errNoSuchKey  = "ERR no such key"
+	errInvalidExp = "ERR invalid expire time in '%s' command"
+)
+
+func arityError(name string) string {
+	return "ERR wrong number of arguments for '" + name + "' command"
+}
+
+// unknownCommandError formats Redis's unknown command reply.
+func unknownCommandError(args [][]byte) string {
+	var b strings.Builder
+	b.WriteString("ERR unknown command '")
+	b.WriteString(truncate(args[0], 128))
+	b.WriteString("', with args beginning with: ")
+	for _, a := range args[1:] {
+		if b.Len() >= 128 {
+			break
+		}
+		b.WriteString("'")
+		b.WriteString(truncate(a, 128-b.Len()))
+		b.WriteString("' ")
+	}
+	return b.String()
+}
+
+func truncate(b []byte, n int) string {
+	if n < 0 {
+		n = 0
+	}
+	if len(b) > n {
+		b = b[:n]
+	}
+	return string(b)
+}
+
+// handle runs one request: lookup, checks, MULTI queueing, then the call.
+func (s *Server) handle(c *client, args [][]byte) {
+	cmd := s.table.Lookup(args[0])
+	if c.multi != nil && (cmd == nil || !cmd.Has(FlagNoQueue)) {
+		c.queue(cmd, args)
+		return
+	}
+	if cmd == nil {
+		s.stats.unknown.Add(1)
+		c.w.Error(unknownCommandError(args))
+		return
+	}
+	if !c.authed && !cmd.Has(FlagNoAuth) {
+		c.w.Error(errNoAuth)
+		return
+	}
+	if !checkArity(cmd.Arity, len(args)) {
+		c.w.Error(arityError(cmd.Name))
+		return
+	}
+	s.call(c, cmd, args)
+}
+
+// lockSet is the sorted, de-duplicated set of (database, shard) pairs one
+// command or transaction needs.
+type lockSet struct {
+	items []lockItem
+	all   bool // every shard of every database
+}
+
+type lockItem struct{ db, shard int }
+
+func (l *lockSet) add(db, shard int) { l.items = append(l.items, lockItem{db, shard}) }
+
+func (l *lockSet) lock(s *Server) {
+	if l.all {
+		for _, db := range s.dbs {
+			for i := 0; i < db.NumShards(); i++ {
+				db.Lock(i)
+			}
+		}
+		return
+	}
+	slices.SortFunc(l.items, func(a, b lockItem) int {
+		if a.db != b.db {
+			return a.db - b.db
+		}
+		return a.shard - b.shard
+	})
+	l.items = slices.Compact(l.items)
+	for _, it := range l.items {
+		s.dbs[it.db].Lock(it.shard)
+	}
+}
+
+func (l *lockSet) unlock(s *Server) {
+	if l.all {
+		for _, db := range s.dbs {
+			for i := 0; i < db.NumShards(); i++ {
+				db.Unlock(i)
+			}
+		}
+		return
+	}
+	for _, it := range l.items {
+		s.dbs[it.db].Unlock(it.shard)
+	}
+}
+
+// call runs cmd with the shards of its keys locked. A panic in the handler
+// is recovered: the locks are released, the partial reply is replaced by an
+// error, and the server keeps running.
+func (s *Server) call(c *client, cmd *Command, args [][]byte) {
+	x := &c.ctx
+	*x = Ctx{s: s, c: c, cmd: cmd, args: args, now: s.clock.Now(), db: s.dbs[c.db], w: &c.w}
+	c.lastCmd.Store(cmd)
+	var keyBuf [8]int
+	pos := cmd.keyPositions(args, keyBuf[:0])
+	switch len(pos) {
+	case 0:
+		s.run(x, nil)
+	case 1:
+		i := x.db.ShardOf(args[pos[0]])
+		x.db.Lock(i)
+		s.run(x, func() { x.db.Unlock(i) })
+	default:
+		var items [8]lockItem
+		ls := lockSet{items: items[:0]}
+		for _, p := range pos {
+			ls.add(c.db, x.db.ShardOf(args[p]))
+		}
+		ls.lock(s)
+		s.run(x, func() { ls.unlock(s) })
+	}
+	s.stats.record(cmd, (s.clock.Now()-x.now)/1000)
+}
+
+// run calls the handler, then unlock (if any), recovering from a panic.
+func (s *Server) run(x *Ctx, unlock func()) {
+	mark := len(x.w.b)
+	defer func() {
+		if unlock != nil {
+			unlock()
+		}
+		if r := recover(); r != nil {
+			s.log.Error("panic in command handler", "cmd", x.cmd.Name, "panic", fmt.Sprint(r), "stack", string(debug.Stack()))
+			x.w.b = x.w.b[:mark]
+			x.w.Error(errInternal)
+		}
+	}()
+	x.cmd.Handler(x)
+}

@@ -1,0 +1,126 @@
+package server
+
+import (
+	"math"
+	"strconv"
+	"strings"
+
+	"github.com/tidwall/redcon"
+)
+
+// Writer appends RESP replies to a reused buffer. It knows the connection's
+// protocol version and picks the RESP2 or RESP3 form of each reply type.
+// Not safe for concurrent use: one Writer belongs to one connection.
+type Writer struct {
+	b     []byte
+	resp3 bool
+}
+
+// OK appends +OK.
+func (w *Writer) OK() { w.b = append(w.b, "+OK\r\n"...) }
+
+// Status appends a simple string; s must not contain CR or LF.
+func (w *Writer) Status(s string) { w.b = redcon.AppendString(w.b, s) }
+
+// Error appends an error reply. msg carries its own code ("ERR ...",
+// "WRONGTYPE ..."); CR and LF inside it become spaces, as Redis does.
+func (w *Writer) Error(msg string) {
+	w.b = append(w.b, '-')
+	msg = strings.TrimRight(msg, "\r\n")
+	for i := 0; i < len(msg); i++ {
+		c := msg[i]
+		if c == '\r' || c == '\n' {
+			c = ' '
+		}
+		w.b = append(w.b, c)
+	}
+	w.b = append(w.b, '\r', '\n')
+}
+
+// Int appends an integer reply.
+func (w *Writer) Int(n int64) { w.b = redcon.AppendInt(w.b, n) }
+
+// Bulk appends a bulk string.
+func (w *Writer) Bulk(b []byte) { w.b = redcon.AppendBulk(w.b, b) }
+
+// BulkString appends a bulk string.
+func (w *Writer) BulkString(s string) { w.b = redcon.AppendBulkString(w.b, s) }
+
+// BulkInt appends n formatted as a bulk string.
+func (w *Writer) BulkInt(n int64) { w.b = redcon.AppendBulkInt(w.b, n) }
+
+// Null appends the null bulk string ($-1 in RESP2, _ in RESP3).
+func (w *Writer) Null() {
+	if w.resp3 {
+		w.b = append(w.b, "_\r\n"...)
+		return
+	}
+	w.b = append(w.b, "$-1\r\n"...)
+}
+
+// NullArray appends the null array (*-1 in RESP2, _ in RESP3).
+func (w *Writer) NullArray() {
+	if w.resp3 {
+		w.b = append(w.b, "_\r\n"...)
+		return
+	}
+	w.b = append(w.b, "*-1\r\n"...)
+}
+
+// Array appends an array header for n elements.
+func (w *Writer) Array(n int) { w.b = redcon.AppendArray(w.b, n) }
+
+// Map appends a map header for n key/value pairs (a flat array of 2n
+// elements in RESP2).
+func (w *Writer) Map(n int) {
+	if w.resp3 {
+		w.b = appendHeader(w.b, '%', n)
+		return
+	}
+	w.b = redcon.AppendArray(w.b, 2*n)
+}
+
+// Set appends a set header (an array in RESP2).
+func (w *Writer) Set(n int) {
+	if w.resp3 {
+		w.b = appendHeader(w.b, '~', n)
+		return
+	}
+	w.b = redcon.AppendArray(w.b, n)
+}
+
+// Double appends a floating-point reply (a bulk string in RESP2).
+func (w *Writer) Double(f float64) {
+	if w.resp3 {
+		w.b = append(w.b, ',')
+		switch {
+		case math.IsInf(f, 1):
+			w.b = append(w.b, "inf"...)
+		case math.IsInf(f, -1):
+			w.b = append(w.b, "-inf"...)
+		default:
+			w.b = strconv.AppendFloat(w.b, f, 'g', 17, 64)
+		}
+		w.b = append(w.b, '\r', '\n')
+		return
+	}
+	w.BulkString(strconv.FormatFloat(f, 'g', 17, 64))
+}
+
+// Verbatim appends a verbatim string of format "txt" (a bulk string in RESP2).
+func (w *Writer) Verbatim(s string) {
+	if w.resp3 {
+		w.b = appendHeader(w.b, '=', len(s)+4)
+		w.b = append(w.b, "txt:"...)
+		w.b = append(w.b, s...)
+		w.b = append(w.b, '\r', '\n')
+		return
+	}
+	w.BulkString(s)
+}
+
+func appendHeader(b []byte, c byte, n int) []byte {
+	b = append(b, c)
+	b = strconv.AppendInt(b, int64(n), 10)
+	return append(b, '\r', '\n')
+}

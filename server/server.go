@@ -1,0 +1,282 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/turnstile/turnstile/clock"
+	"github.com/turnstile/turnstile/shards"
+)
+
+// Version is the Redis version Turnstile reports (clients gate features on
+// it, e.g. Rails uses EXPIRE ... NX only from 7.0 on).
+const Version = "7.2.0"
+
+// TurnstileVersion is Turnstile's own version.
+const TurnstileVersion = "0.1.0"
+
+// Config holds the server settings. Names follow redis.conf where one exists.
+type Config struct {
+	Bind        string // address to listen on (redis "bind")
+	Port        int    // TCP port (redis "port"); 0 picks a free port
+	RequirePass string // password for the default user; "" disables AUTH
+	MaxClients  int    // most simultaneous connections (redis "maxclients")
+	Shards      int    // shards per database (power of two)
+	Databases   int    // number of databases (SELECT 0..n-1)
+	Hz          int    // background task frequency (active expiry), per second
+	Limits      Limits // request size bounds
+	Clock       clock.Clock
+	Logger      *slog.Logger
+}
+
+// DefaultConfig returns the settings used when nothing is configured.
+func DefaultConfig() Config {
+	return Config{
+		Bind:       "127.0.0.1",
+		Port:       6379,
+		MaxClients: 10000,
+		Shards:     DefaultShards(),
+		Databases:  16,
+		Hz:         10,
+		Limits:     DefaultLimits,
+	}
+}
+
+// DefaultShards sizes the shard count for the machine: 64 per CPU, at least 64.
+func DefaultShards() int { return max(64, 64*runtime.GOMAXPROCS(0)) }
+
+// Validate reports the first invalid setting.
+func (c *Config) Validate() error {
+	switch {
+	case c.Port < 0 || c.Port > 65535:
+		return fmt.Errorf("port %d out of range", c.Port)
+	case c.MaxClients < 1:
+		return fmt.Errorf("maxclients must be at least 1, got %d", c.MaxClients)
+	case c.Shards < 1 || c.Shards > shards.MaxShards:
+		return fmt.Errorf("shards must be in 1..%d, got %d", shards.MaxShards, c.Shards)
+	case c.Databases < 1 || c.Databases > 1024:
+		return fmt.Errorf("databases must be in 1..1024, got %d", c.Databases)
+	case c.Hz < 1 || c.Hz > 500:
+		return fmt.Errorf("hz must be in 1..500, got %d", c.Hz)
+	case c.Limits.MaxBulkLen < 1 || c.Limits.MaxQueryBuf < 1 || c.Limits.MaxMultibulk < 1 || c.Limits.MaxInline < 1:
+		return errors.New("protocol limits must be positive")
+	}
+	return nil
+}
+
+// Server is a Turnstile instance: the keyspace, the command table and the
+// connections. Safe for concurrent use.
+type Server struct {
+	cfg   Config
+	log   *slog.Logger
+	clock clock.Clock
+	dbs   []*shards.Map
+	table *Table
+	start int64 // Unix ns at start-up
+
+	requirePass atomic.Pointer[string]
+	maxClients  atomic.Int64
+
+	mu      sync.Mutex // guards ln, clients, closed
+	ln      net.Listener
+	clients map[int64]*client
+	closed  bool
+
+	nextID atomic.Int64
+	stats  stats
+	wg     sync.WaitGroup // connection and background goroutines
+	stop   chan struct{}
+}
+
+// New builds a server. It does no I/O; Serve or ListenAndServe does.
+func New(cfg Config) (*Server, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, fmt.Errorf("invalid config: %w", err)
+	}
+	if cfg.Clock == nil {
+		cfg.Clock = clock.NewMonotonic()
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	s := &Server{
+		cfg:     cfg,
+		log:     cfg.Logger.With("component", "server"),
+		clock:   cfg.Clock,
+		clients: make(map[int64]*client),
+		stop:    make(chan struct{}),
+	}
+	s.start = s.clock.Now()
+	s.requirePass.Store(&cfg.RequirePass)
+	s.maxClients.Store(int64(cfg.MaxClients))
+	s.dbs = make([]*shards.Map, cfg.Databases)
+	for i := range s.dbs {
+		s.dbs[i] = shards.New(cfg.Shards)
+	}
+	s.table = newTable(
+		connectionCommands(), serverCommands(), transactionCommands(),
+		stringCommands(), keyCommands(), throttleCommands(),
+	)
+	s.stats.init(s.table)
+	return s, nil
+}
+
+// Listen binds the configured address.
+func (s *Server) Listen() (net.Listener, error) {
+	addr := net.JoinHostPort(s.cfg.Bind, fmt.Sprint(s.cfg.Port))
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("listen on %s: %w", addr, err)
+	}
+	return ln, nil
+}
+
+// Serve accepts connections on ln until ctx is done or Close is called,
+// then closes every connection and waits for their goroutines.
+func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		ln.Close()
+		return net.ErrClosed
+	}
+	s.ln = ln
+	s.mu.Unlock()
+	s.log.Info("ready to accept connections", "addr", ln.Addr().String())
+
+	s.goFunc(s.backgroundLoop)
+	go func() {
+		select {
+		case <-ctx.Done():
+		case <-s.stop:
+		}
+		s.Close()
+	}()
+	var tempDelay time.Duration
+	for {
+		nc, err := ln.Accept()
+		if err != nil {
+			if s.isClosed() {
+				s.wg.Wait()
+				return nil
+			}
+			var ne net.Error
+			if errors.As(err, &ne) && ne.Timeout() {
+				tempDelay = min(max(2*tempDelay, 5*time.Millisecond), time.Second)
+				time.Sleep(tempDelay)
+				continue
+			}
+			s.Close()
+			s.wg.Wait()
+			return fmt.Errorf("accept: %w", err)
+		}
+		tempDelay = 0
+		s.accept(nc)
+	}
+}
+
+// Addr returns the listening address, or nil before Serve.
+func (s *Server) Addr() net.Addr {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.ln == nil {
+		return nil
+	}
+	return s.ln.Addr()
+}
+
+// Close stops accepting, closes all connections and stops background work.
+// It is idempotent.
+func (s *Server) Close() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return nil
+	}
+	s.closed = true
+	close(s.stop)
+	if s.ln != nil {
+		s.ln.Close()
+	}
+	for _, c := range s.clients {
+		c.conn.Close()
+	}
+	return nil
+}
+
+func (s *Server) isClosed() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.closed
+}
+
+// goFunc runs f in a goroutine tracked by the server's WaitGroup.
+func (s *Server) goFunc(f func()) {
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		f()
+	}()
+}
+
+// backgroundLoop runs active expiry Hz times a second.
+func (s *Server) backgroundLoop() {
+	t := time.NewTicker(time.Second / time.Duration(s.cfg.Hz))
+	defer t.Stop()
+	for {
+		select {
+		case <-s.stop:
+			return
+		case <-t.C:
+			now := s.clock.Now()
+			for _, db := range s.dbs {
+				if db.Expires() > 0 {
+					db.ExpireCycle(now, db.NumShards())
+				}
+			}
+		}
+	}
+}
+
+// accept registers a new connection, or refuses it when maxclients is reached.
+func (s *Server) accept(nc net.Conn) {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		nc.Close()
+		return
+	}
+	if int64(len(s.clients)) >= s.maxClients.Load() {
+		s.mu.Unlock()
+		s.stats.rejectedConns.Add(1)
+		nc.SetWriteDeadline(time.Now().Add(time.Second))
+		nc.Write([]byte("-ERR max number of clients reached\r\n"))
+		nc.Close()
+		return
+	}
+	c := newClient(s, nc)
+	s.clients[c.id] = c
+	s.mu.Unlock()
+	s.stats.totalConns.Add(1)
+	s.goFunc(func() { s.serveConn(c) })
+}
+
+func (s *Server) removeClient(c *client) {
+	s.mu.Lock()
+	delete(s.clients, c.id)
+	s.mu.Unlock()
+}
+
+// Clients returns the number of connected clients.
+func (s *Server) Clients() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.clients)
+}

@@ -1,0 +1,4 @@
+package server
+
+// Placeholder until the string commands land (cmd_strings.go).
+func stringCommands() []*Command { return nil }

@@ -1,0 +1,40 @@
+// Package shards is Turnstile's keyspace: one database of keys, split into a
+// power-of-two number of shards, each guarded by its own mutex.
+//
+// # Sharding
+//
+// xxhash64 of the key bytes picks the shard (hash & (n-1)). The full key is
+// kept in the shard's map, so two keys can never be merged by a hash
+// collision. A shard is a plain map[string]Entry plus counters; the lock is
+// a sync.Mutex rather than an RWMutex because almost every rate-limit command
+// is a read-modify-write.
+//
+// # Locking rules
+//
+//   - The caller locks shards; Map methods that touch entries (Get, Put,
+//     Delete, Watch, ...) require the shard of their key to be locked by the
+//     caller already. Methods that do their own locking say so and must be
+//     called with no shard of this Map held (Len is lock-free).
+//   - A caller that needs several shards (a multi-key command, or an EXEC)
+//     locks them in ascending order of (database, shard index) and releases
+//     them after the whole command. This fixed order makes deadlock
+//     impossible.
+//   - Iteration over the whole Map (KEYS, SCAN, FLUSHDB, active expiry)
+//     locks one shard at a time, never all of them, unless the caller already
+//     holds them all (EXEC of a keyspace-wide command), in which case it uses
+//     the Locked variants.
+//
+// # Expiry
+//
+// Expiry times are absolute Unix nanoseconds (0 means no expiry). A key whose
+// expiry is at or before "now" is dead: Get deletes it on access (lazy
+// expiry), and ExpireCycle samples keys and removes dead ones in the
+// background (active expiry), like Redis's activeExpireCycle. Time is always
+// passed in; the package never reads a clock.
+//
+// # WATCH
+//
+// A shard keeps the watchers of its keys (nil until the first WATCH). Every
+// change made through Put or Delete, including expiry, marks the watchers of
+// that key dirty, under the same lock that makes the change.
+package shards

@@ -1,0 +1,119 @@
+package shards
+
+import "strconv"
+
+// Kind is the type of value an entry holds.
+type Kind uint8
+
+const (
+	// KindInt is a string whose bytes are the canonical decimal form of Int
+	// (what Redis calls the "int" encoding). GCRA state is stored this way:
+	// the theoretical arrival time in ns, with Exp set to the same instant.
+	KindInt Kind = iota + 1
+	// KindBytes is any other string; Obj holds its []byte.
+	KindBytes
+)
+
+// Entry is one value in the keyspace. It is kept small and copied by value.
+type Entry struct {
+	Exp  int64 // absolute expiry in Unix ns; 0 = no expiry
+	Int  int64 // value when Kind == KindInt
+	Obj  any   // []byte when Kind == KindBytes; room for hash/list/zset later
+	Kind Kind
+}
+
+// IntEntry returns a string entry holding n.
+func IntEntry(n int64, exp int64) Entry { return Entry{Kind: KindInt, Int: n, Exp: exp} }
+
+// BytesEntry returns a string entry holding b, using the integer form when b
+// is the canonical decimal form of an int64. b is not copied.
+func BytesEntry(b []byte, exp int64) Entry {
+	if n, ok := ParseCanonicalInt(b); ok {
+		return Entry{Kind: KindInt, Int: n, Exp: exp}
+	}
+	return Entry{Kind: KindBytes, Obj: b, Exp: exp}
+}
+
+// IsString reports whether the entry is of Redis type "string".
+func (e Entry) IsString() bool { return e.Kind == KindInt || e.Kind == KindBytes }
+
+// TypeName returns the name TYPE reports for the entry.
+func (e Entry) TypeName() string {
+	switch e.Kind {
+	case KindInt, KindBytes:
+		return "string"
+	}
+	return "none"
+}
+
+// AppendString appends the string value of a string entry to dst.
+func (e Entry) AppendString(dst []byte) []byte {
+	if e.Kind == KindInt {
+		return strconv.AppendInt(dst, e.Int, 10)
+	}
+	b, _ := e.Obj.([]byte)
+	return append(dst, b...)
+}
+
+// StrLen returns the length in bytes of a string entry's value.
+func (e Entry) StrLen() int {
+	if e.Kind == KindInt {
+		var buf [20]byte
+		return len(strconv.AppendInt(buf[:0], e.Int, 10))
+	}
+	b, _ := e.Obj.([]byte)
+	return len(b)
+}
+
+// Bytes returns the raw bytes of a KindBytes entry (nil otherwise). The
+// caller must not modify them: stored values are immutable.
+func (e Entry) Bytes() []byte {
+	b, _ := e.Obj.([]byte)
+	return b
+}
+
+// ParseCanonicalInt parses b when it is exactly the canonical decimal form of
+// an int64 (no sign other than a leading '-', no leading zeros, no "-0"),
+// which is when Redis stores a string with the int encoding and when INCR
+// accepts it.
+func ParseCanonicalInt(b []byte) (int64, bool) {
+	if len(b) == 0 || len(b) > 20 {
+		return 0, false
+	}
+	if len(b) == 1 && b[0] == '0' {
+		return 0, true
+	}
+	neg := false
+	i := 0
+	if b[0] == '-' {
+		neg = true
+		i = 1
+		if len(b) == 1 {
+			return 0, false
+		}
+	}
+	if b[i] < '1' || b[i] > '9' {
+		return 0, false
+	}
+	var u uint64
+	for ; i < len(b); i++ {
+		c := b[i]
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		if u > (1<<64-1)/10 {
+			return 0, false
+		}
+		u = u*10 + uint64(c-'0')
+		if u > 1<<63 {
+			return 0, false
+		}
+	}
+	if neg {
+		return int64(-u), true // -(1<<63) wraps to itself, which is correct
+	}
+	if u > 1<<63-1 {
+		return 0, false
+	}
+	return int64(u), true
+}
