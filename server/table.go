@@ -11,19 +11,19 @@ import (
 type Flag uint32
 
 const (
-	FlagWrite    Flag = 1 << iota // changes the keyspace
-	FlagReadonly                  // only reads the keyspace
-	FlagAdmin                     // server administration
-	FlagFast                      // O(1) or O(log n)
-	FlagNoScript                  // not allowed from scripts
-	FlagLoading                   // allowed while the dataset loads
-	FlagStale                     // allowed on a stale replica
-	FlagNoAuth                    // allowed before authentication
-	FlagNoQueue                   // runs at once inside MULTI instead of being queued
-	FlagKeyspace                  // touches the whole database (KEYS, FLUSHDB...)
-	FlagDenyOOM                   // may grow memory
-	FlagRandom                    // reply is not deterministic
-	FlagAllowBusy                 // allowed while a script runs
+	FlagWrite     Flag = 1 << iota // changes the keyspace
+	FlagReadonly                   // only reads the keyspace
+	FlagAdmin                      // server administration
+	FlagFast                       // O(1) or O(log n)
+	FlagNoScript                   // not allowed from scripts
+	FlagLoading                    // allowed while the dataset loads
+	FlagStale                      // allowed on a stale replica
+	FlagNoAuth                     // allowed before authentication
+	FlagNoQueue                    // runs at once inside MULTI instead of being queued
+	FlagKeyspace                   // touches the whole database (KEYS, FLUSHDB...)
+	FlagDenyOOM                    // may grow memory
+	FlagRandom                     // reply is not deterministic
+	FlagAllowBusy                  // allowed while a script runs
 )
 
 var flagNames = []struct {

@@ -33,10 +33,10 @@ func absExpiryMs(nowMs, n, unit int64, abs bool) (int64, bool) {
 // year 2262 saturate (int64 ns cannot hold them). A result <= 0 means
 // "already expired": callers must not store it, since 0 means no expiry.
 func msToNs(ms int64) int64 {
-	if ms > math.MaxInt64/1e6 {
+	if ms > math.MaxInt64/int64(1e6) {
 		return math.MaxInt64
 	}
-	if ms < math.MinInt64/1e6 {
+	if ms < math.MinInt64/int64(1e6) {
 		return math.MinInt64
 	}
 	return ms * 1e6

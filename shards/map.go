@@ -18,7 +18,7 @@ type Map struct {
 	shards []shard
 	mask   uint64
 
-	expiredKeys atomic.Int64 // keys removed because their expiry passed
+	expiredKeys atomic.Int64  // keys removed because their expiry passed
 	expireNext  atomic.Uint64 // next shard the active expiry cycle visits
 }
 
