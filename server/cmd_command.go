@@ -39,7 +39,7 @@ func cmdCommand(x *Ctx) {
 			if c := t.Lookup(name); c != nil {
 				writeCommandInfo(x.w, c)
 			} else {
-				x.w.NullArray()
+				x.w.Null()
 			}
 		}
 	case "docs":
@@ -177,7 +177,7 @@ func commandDocs(x *Ctx) {
 
 // commandGetKeys implements COMMAND GETKEYS cmd args... from the key spec.
 func commandGetKeys(x *Ctx) {
-	if len(x.args) < 3 {
+	if len(x.args) < 4 { // Redis wants the command and at least one argument
 		x.w.Error(arityError("command|getkeys"))
 		return
 	}
