@@ -34,6 +34,8 @@ type Config struct {
 	Limits      Limits // request size bounds
 	Clock       clock.Clock
 	Logger      *slog.Logger
+
+	extraCommands []*Command // test-only rows appended to the table
 }
 
 // DefaultConfig returns the settings used when nothing is configured.
@@ -123,6 +125,7 @@ func New(cfg Config) (*Server, error) {
 	s.table = newTable(
 		connectionCommands(), serverCommands(), transactionCommands(),
 		stringCommands(), keyCommands(), throttleCommands(),
+		cfg.extraCommands,
 	)
 	s.stats.init(s.table)
 	return s, nil
