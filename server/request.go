@@ -175,8 +175,8 @@ func (rd *reader) nextMultibulk(unauth bool) ([][]byte, bool, error) {
 // 0 when the line is not complete yet.
 func (rd *reader) header(data []byte, what string) (n int64, end int, err error) {
 	cr := bytes.IndexByte(data, '\r')
-	if cr < 0 || cr+1 >= len(data) {
-		if len(data) > rd.lim.MaxInline {
+	if cr > rd.lim.MaxInline || cr < 0 || cr+1 >= len(data) {
+		if cr > rd.lim.MaxInline || len(data) > rd.lim.MaxInline {
 			return 0, 0, &ProtocolError{"too big " + what + " count string"}
 		}
 		return 0, 0, nil
@@ -194,8 +194,8 @@ func (rd *reader) header(data []byte, what string) (n int64, end int, err error)
 func (rd *reader) nextInline() ([][]byte, bool, error) {
 	data := rd.buf[rd.r:rd.w]
 	nl := bytes.IndexByte(data, '\n')
-	if nl < 0 {
-		if len(data) > rd.lim.MaxInline {
+	if nl < 0 || nl > rd.lim.MaxInline {
+		if nl > rd.lim.MaxInline || len(data) > rd.lim.MaxInline {
 			return nil, false, &ProtocolError{"too big inline request"}
 		}
 		return nil, false, nil

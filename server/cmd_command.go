@@ -1,0 +1,203 @@
+package server
+
+import "strings"
+
+// cmdCommand implements COMMAND [COUNT | INFO [name...] | DOCS [name...] |
+// GETKEYS cmd args... | LIST], all served from the one command table.
+func cmdCommand(x *Ctx) {
+	t := x.s.table
+	if len(x.args) == 1 {
+		x.w.Array(len(t.sorted))
+		for _, c := range t.sorted {
+			writeCommandInfo(x.w, c)
+		}
+		return
+	}
+	sub := strings.ToLower(string(x.args[1]))
+	switch sub {
+	case "count":
+		if len(x.args) != 2 {
+			x.w.Error(arityError("command|count"))
+			return
+		}
+		x.w.Int(int64(len(t.sorted)))
+	case "list":
+		x.w.Array(len(t.sorted))
+		for _, c := range t.sorted {
+			x.w.BulkString(c.Name)
+		}
+	case "info":
+		if len(x.args) == 2 {
+			x.w.Array(len(t.sorted))
+			for _, c := range t.sorted {
+				writeCommandInfo(x.w, c)
+			}
+			return
+		}
+		x.w.Array(len(x.args) - 2)
+		for _, name := range x.args[2:] {
+			if c := t.Lookup(name); c != nil {
+				writeCommandInfo(x.w, c)
+			} else {
+				x.w.Null()
+			}
+		}
+	case "docs":
+		commandDocs(x)
+	case "getkeys":
+		commandGetKeys(x)
+	default:
+		x.w.Error("ERR unknown subcommand '" + truncate(x.args[1], 128) + "'. Try COMMAND HELP.")
+	}
+}
+
+// writeCommandInfo writes one COMMAND INFO entry in Redis 7's ten-field form.
+func writeCommandInfo(w *Writer, c *Command) {
+	w.Array(10)
+	w.BulkString(c.Name)
+	w.Int(int64(c.Arity))
+	flags := c.FlagNames()
+	w.Set(len(flags))
+	for _, f := range flags {
+		w.Status(f)
+	}
+	w.Int(int64(c.FirstKey))
+	w.Int(int64(c.LastKey))
+	w.Int(int64(c.Step))
+	cats := c.categories()
+	w.Set(len(cats))
+	for _, cat := range cats {
+		w.Status(cat)
+	}
+	w.Array(0) // tips
+	writeKeySpecs(w, c)
+	w.Array(0) // subcommands
+}
+
+// categories derives the ACL categories COMMAND reports from the row.
+func (c *Command) categories() []string {
+	var cats []string
+	switch {
+	case c.Has(FlagWrite):
+		cats = append(cats, "@write")
+	case c.Has(FlagReadonly):
+		cats = append(cats, "@read")
+	}
+	if c.Has(FlagAdmin) {
+		cats = append(cats, "@admin", "@dangerous")
+	}
+	if c.Has(FlagFast) {
+		cats = append(cats, "@fast")
+	} else {
+		cats = append(cats, "@slow")
+	}
+	switch c.Group {
+	case "string":
+		cats = append(cats, "@string")
+	case "generic":
+		cats = append(cats, "@keyspace")
+	case "connection":
+		cats = append(cats, "@connection")
+	case "transactions":
+		cats = append(cats, "@transaction")
+	}
+	return cats
+}
+
+// writeKeySpecs writes the single range key spec a (first, last, step) row
+// describes, or none for a command without keys.
+func writeKeySpecs(w *Writer, c *Command) {
+	if c.FirstKey == 0 {
+		w.Array(0)
+		return
+	}
+	w.Array(1)
+	w.Map(3)
+	w.BulkString("flags")
+	flags := []string{"RW", "access", "update"}
+	if c.Has(FlagReadonly) {
+		flags = []string{"RO", "access"}
+	}
+	w.Set(len(flags))
+	for _, f := range flags {
+		w.Status(f)
+	}
+	w.BulkString("begin_search")
+	w.Map(2)
+	w.BulkString("type")
+	w.BulkString("index")
+	w.BulkString("spec")
+	w.Map(1)
+	w.BulkString("index")
+	w.Int(int64(c.FirstKey))
+	w.BulkString("find_keys")
+	w.Map(2)
+	w.BulkString("type")
+	w.BulkString("range")
+	w.BulkString("spec")
+	w.Map(3)
+	w.BulkString("lastkey")
+	last := c.LastKey
+	if last > 0 {
+		last -= c.FirstKey
+	}
+	w.Int(int64(last))
+	w.BulkString("keystep")
+	w.Int(int64(c.Step))
+	w.BulkString("limit")
+	w.Int(0)
+}
+
+// commandDocs implements COMMAND DOCS [name...]: a map from name to its
+// summary, since, group and complexity.
+func commandDocs(x *Ctx) {
+	t := x.s.table
+	var cmds []*Command
+	if len(x.args) == 2 {
+		cmds = t.sorted
+	} else {
+		for _, name := range x.args[2:] {
+			if c := t.Lookup(name); c != nil {
+				cmds = append(cmds, c)
+			}
+		}
+	}
+	x.w.Map(len(cmds))
+	for _, c := range cmds {
+		x.w.BulkString(c.Name)
+		x.w.Map(3)
+		x.w.BulkString("summary")
+		x.w.BulkString(c.Summary)
+		x.w.BulkString("since")
+		x.w.BulkString(c.Since)
+		x.w.BulkString("group")
+		x.w.BulkString(c.Group)
+	}
+}
+
+// commandGetKeys implements COMMAND GETKEYS cmd args... from the key spec.
+func commandGetKeys(x *Ctx) {
+	if len(x.args) < 4 { // Redis wants the command and at least one argument
+		x.w.Error(arityError("command|getkeys"))
+		return
+	}
+	args := x.args[2:]
+	c := x.s.table.Lookup(args[0])
+	if c == nil {
+		x.w.Error("ERR Invalid command specified")
+		return
+	}
+	if !checkArity(c.Arity, len(args)) {
+		x.w.Error("ERR Invalid number of arguments specified for command")
+		return
+	}
+	pos := c.keyPositions(args, nil)
+	if len(pos) == 0 {
+		x.w.Error("ERR The command has no key arguments")
+		return
+	}
+	x.w.Array(len(pos))
+	for _, p := range pos {
+		x.w.Bulk(args[p])
+	}
+}

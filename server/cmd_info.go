@@ -1,0 +1,210 @@
+package server
+
+import (
+	"fmt"
+	"net"
+	"os"
+	"runtime"
+	"runtime/metrics"
+	"strconv"
+	"strings"
+	"syscall"
+)
+
+// infoSection is one "# Name" block of INFO.
+type infoSection struct {
+	name      string
+	inDefault bool
+	write     func(s *Server, b *strings.Builder, now int64)
+}
+
+func infoSections() []infoSection {
+	return []infoSection{
+		{"server", true, infoServer},
+		{"clients", true, infoClients},
+		{"memory", true, infoMemory},
+		{"persistence", true, infoPersistence},
+		{"stats", true, infoStats},
+		{"replication", true, infoReplication},
+		{"cpu", true, infoCPU},
+		{"commandstats", false, infoCommandStats},
+		{"keyspace", true, infoKeyspace},
+	}
+}
+
+// cmdInfo implements INFO [section ...] with Redis's field names. "all" and
+// "everything" include every section; "default" (or no argument) the usual ones.
+func cmdInfo(x *Ctx) {
+	want := map[string]bool{}
+	for _, a := range x.args[1:] {
+		want[strings.ToLower(string(a))] = true
+	}
+	all := want["all"] || want["everything"]
+	def := len(want) == 0 || want["default"]
+	var b strings.Builder
+	for _, sec := range infoSections() {
+		if !(all || want[sec.name] || (def && sec.inDefault)) {
+			continue
+		}
+		if b.Len() > 0 {
+			b.WriteString("\r\n")
+		}
+		b.WriteString("# " + strings.ToUpper(sec.name[:1]) + sec.name[1:] + "\r\n")
+		sec.write(x.s, &b, x.now)
+	}
+	x.w.Verbatim(b.String())
+}
+
+func field(b *strings.Builder, name string, v any) {
+	fmt.Fprintf(b, "%s:%v\r\n", name, v)
+}
+
+func infoServer(s *Server, b *strings.Builder, now int64) {
+	uptime := (now - s.start) / 1e9
+	field(b, "redis_version", Version)
+	field(b, "redis_git_sha1", "00000000")
+	field(b, "redis_git_dirty", 0)
+	field(b, "redis_mode", "standalone")
+	field(b, "turnstile_version", TurnstileVersion)
+	field(b, "os", runtime.GOOS+" "+runtime.GOARCH)
+	field(b, "arch_bits", strconv.IntSize)
+	field(b, "multiplexing_api", "go")
+	field(b, "go_version", runtime.Version())
+	field(b, "process_id", os.Getpid())
+	field(b, "tcp_port", s.Port())
+	field(b, "server_time_usec", now/1e3)
+	field(b, "uptime_in_seconds", uptime)
+	field(b, "uptime_in_days", uptime/86400)
+	field(b, "hz", s.cfg.Hz)
+	field(b, "configured_hz", s.cfg.Hz)
+	exe, _ := os.Executable()
+	field(b, "executable", exe)
+	field(b, "config_file", "")
+}
+
+// Port returns the TCP port the server listens on (0 before Serve).
+func (s *Server) Port() int {
+	if addr, ok := s.Addr().(*net.TCPAddr); ok {
+		return addr.Port
+	}
+	return 0
+}
+
+func infoClients(s *Server, b *strings.Builder, _ int64) {
+	field(b, "connected_clients", s.Clients())
+	field(b, "cluster_connections", 0)
+	field(b, "maxclients", s.maxClients.Load())
+	field(b, "blocked_clients", 0)
+	field(b, "tracking_clients", 0)
+}
+
+func infoMemory(s *Server, b *strings.Builder, _ int64) {
+	samples := []metrics.Sample{
+		{Name: "/memory/classes/heap/objects:bytes"},
+		{Name: "/memory/classes/total:bytes"},
+	}
+	metrics.Read(samples)
+	heap := samples[0].Value.Uint64()
+	rss := residentBytes()
+	field(b, "used_memory", heap)
+	field(b, "used_memory_human", humanBytes(heap))
+	field(b, "used_memory_rss", rss)
+	field(b, "used_memory_rss_human", humanBytes(rss))
+	field(b, "go_memory_total", samples[1].Value.Uint64())
+	field(b, "maxmemory", 0)
+	field(b, "maxmemory_policy", "noeviction")
+	field(b, "mem_allocator", "go")
+}
+
+// residentBytes reads the process's resident set size (Linux), or 0.
+func residentBytes() uint64 {
+	data, err := os.ReadFile("/proc/self/statm")
+	if err != nil {
+		return 0
+	}
+	f := strings.Fields(string(data))
+	if len(f) < 2 {
+		return 0
+	}
+	pages, err := strconv.ParseUint(f[1], 10, 64)
+	if err != nil {
+		return 0
+	}
+	return pages * uint64(os.Getpagesize())
+}
+
+func humanBytes(n uint64) string {
+	switch {
+	case n >= 1<<30:
+		return fmt.Sprintf("%.2fG", float64(n)/(1<<30))
+	case n >= 1<<20:
+		return fmt.Sprintf("%.2fM", float64(n)/(1<<20))
+	case n >= 1<<10:
+		return fmt.Sprintf("%.2fK", float64(n)/(1<<10))
+	}
+	return fmt.Sprintf("%dB", n)
+}
+
+func infoPersistence(s *Server, b *strings.Builder, _ int64) {
+	field(b, "loading", 0)
+	field(b, "async_loading", 0)
+	field(b, "rdb_changes_since_last_save", 0)
+	field(b, "rdb_bgsave_in_progress", 0)
+	field(b, "rdb_last_save_time", s.start/1e9)
+	field(b, "rdb_last_bgsave_status", "ok")
+	field(b, "aof_enabled", 0)
+	field(b, "aof_rewrite_in_progress", 0)
+	field(b, "aof_last_write_status", "ok")
+}
+
+func infoStats(s *Server, b *strings.Builder, _ int64) {
+	var expired int64
+	for _, db := range s.dbs {
+		expired += db.ExpiredKeys()
+	}
+	field(b, "total_connections_received", s.stats.totalConns.Load())
+	field(b, "total_commands_processed", s.stats.totalCommands())
+	field(b, "rejected_connections", s.stats.rejectedConns.Load())
+	field(b, "expired_keys", expired)
+	field(b, "evicted_keys", 0)
+	field(b, "unknown_commands", s.stats.unknown.Load())
+}
+
+func infoReplication(s *Server, b *strings.Builder, _ int64) {
+	field(b, "role", "master")
+	field(b, "connected_slaves", 0)
+	field(b, "master_repl_offset", 0)
+}
+
+func infoCPU(s *Server, b *strings.Builder, _ int64) {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return
+	}
+	tv := func(t syscall.Timeval) string {
+		return fmt.Sprintf("%d.%06d", t.Sec, t.Usec)
+	}
+	field(b, "used_cpu_sys", tv(ru.Stime))
+	field(b, "used_cpu_user", tv(ru.Utime))
+}
+
+func infoCommandStats(s *Server, b *strings.Builder, _ int64) {
+	for _, c := range s.table.sorted {
+		st := &s.stats.cmds[c.id]
+		calls := st.calls.Load()
+		if calls == 0 {
+			continue
+		}
+		usec := st.usec.Load()
+		fmt.Fprintf(b, "cmdstat_%s:calls=%d,usec=%d,usec_per_call=%.2f,rejected_calls=0,failed_calls=0\r\n",
+			c.Name, calls, usec, float64(usec)/float64(calls))
+	}
+}
+
+func infoKeyspace(s *Server, b *strings.Builder, _ int64) {
+	for i, db := range s.dbs {
+		if n := db.Len(); n > 0 {
+			fmt.Fprintf(b, "db%d:keys=%d,expires=%d,avg_ttl=0\r\n", i, n, db.Expires())
+		}
+	}
+}

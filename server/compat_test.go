@@ -1,0 +1,187 @@
+package server
+
+import (
+	"bufio"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/turnstile/turnstile/clock"
+)
+
+// TestCompatWithRedis is the differential test: every script in
+// testdata/compat is sent line by line to a real redis-server and to
+// Turnstile, and the replies must match.
+//
+// Script format: one command per line in redis-cli syntax; '#' starts a
+// comment line; a "~ " prefix lets integer replies differ by up to 2 (TTLs
+// run on two clocks); a "? " prefix compares only the reply's type. Each
+// script starts on an empty server.
+//
+// Without redis-server on PATH the test is skipped, unless
+// TURNSTILE_REQUIRE_REDIS=1 (CI sets it), which makes that a failure.
+func TestCompatWithRedis(t *testing.T) {
+	redisAddr := startRedis(t)
+	_, addr, _ := newTestServer(t, func(c *Config) { c.Clock = clock.NewMonotonic() })
+	files, err := filepath.Glob("testdata/compat/*.txt")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no compat scripts: %v", err)
+	}
+	for _, f := range files {
+		t.Run(filepath.Base(f), func(t *testing.T) {
+			runCompatScript(t, f, redisAddr, addr)
+		})
+	}
+}
+
+func runCompatScript(t *testing.T, path, redisAddr, tsAddr string) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, got := dialRaw(t, redisAddr), dialRaw(t, tsAddr)
+	for _, c := range []*rawConn{want, got} {
+		if r := c.do("FLUSHALL"); r != "+OK\r\n" {
+			t.Fatalf("FLUSHALL: %q", r)
+		}
+	}
+	for i, line := range strings.Split(string(data), "\n") {
+		line = strings.TrimRight(line, "\r")
+		if strings.TrimSpace(line) == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		mode := byte('=')
+		if len(line) > 2 && (line[0] == '~' || line[0] == '?') && line[1] == ' ' {
+			mode, line = line[0], line[2:]
+		}
+		args, _, err := splitArgs([]byte(line), nil, nil)
+		if err != nil || len(args) == 0 {
+			t.Fatalf("%s:%d: bad script line %q: %v", path, i+1, line, err)
+		}
+		strs := make([]string, len(args))
+		for j, a := range args {
+			strs[j] = string(a)
+		}
+		rw, rg := want.do(strs...), got.do(strs...)
+		if !repliesMatch(mode, rw, rg) {
+			t.Errorf("%s:%d: %s\n redis:     %q\n turnstile: %q", filepath.Base(path), i+1, line, rw, rg)
+		}
+	}
+}
+
+// repliesMatch compares two raw replies under a script line's mode.
+func repliesMatch(mode byte, a, b string) bool {
+	switch mode {
+	case '?':
+		return a != "" && b != "" && a[0] == b[0]
+	case '~':
+		ta, err1 := parseTree(bufio.NewReader(strings.NewReader(a)))
+		tb, err2 := parseTree(bufio.NewReader(strings.NewReader(b)))
+		return err1 == nil && err2 == nil && ta.near(tb, 2)
+	}
+	return a == b
+}
+
+// tree is a parsed reply: a type byte with either a scalar or children.
+type tree struct {
+	kind byte
+	s    string
+	kids []tree
+}
+
+func parseTree(br *bufio.Reader) (tree, error) {
+	line, err := br.ReadString('\n')
+	if err != nil || len(line) < 3 {
+		return tree{}, fmt.Errorf("short reply %q: %v", line, err)
+	}
+	t := tree{kind: line[0], s: line[1 : len(line)-2]}
+	switch t.kind {
+	case '$', '=':
+		n, _ := strconv.Atoi(t.s)
+		if n >= 0 {
+			buf := make([]byte, n+2)
+			if _, err := br.Read(buf); err != nil {
+				return t, err
+			}
+			t.s = string(buf[:n])
+		}
+	case '*', '~', '%':
+		n, _ := strconv.Atoi(t.s)
+		if t.kind == '%' {
+			n *= 2
+		}
+		for i := 0; i < n; i++ {
+			k, err := parseTree(br)
+			if err != nil {
+				return t, err
+			}
+			t.kids = append(t.kids, k)
+		}
+	}
+	return t, nil
+}
+
+// near compares trees, letting integers differ by up to tol.
+func (t tree) near(o tree, tol int64) bool {
+	if t.kind != o.kind || len(t.kids) != len(o.kids) {
+		return false
+	}
+	if t.kind == ':' {
+		a, err1 := strconv.ParseInt(t.s, 10, 64)
+		b, err2 := strconv.ParseInt(o.s, 10, 64)
+		return err1 == nil && err2 == nil && a-b <= tol && b-a <= tol
+	}
+	if t.s != o.s {
+		return false
+	}
+	for i := range t.kids {
+		if !t.kids[i].near(o.kids[i], tol) {
+			return false
+		}
+	}
+	return true
+}
+
+// startRedis runs a private redis-server on a free loopback port.
+func startRedis(t *testing.T) string {
+	t.Helper()
+	bin, err := exec.LookPath("redis-server")
+	if err != nil {
+		if os.Getenv("TURNSTILE_REQUIRE_REDIS") == "1" {
+			t.Fatal("redis-server not found and TURNSTILE_REQUIRE_REDIS=1")
+		}
+		t.Skip("redis-server not on PATH; install redis-server to run the differential test")
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := ln.Addr().(*net.TCPAddr).Port
+	ln.Close()
+	cmd := exec.Command(bin, "--port", strconv.Itoa(port), "--bind", "127.0.0.1",
+		"--save", "", "--appendonly", "no", "--dir", t.TempDir())
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		cmd.Process.Kill()
+		cmd.Wait()
+	})
+	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		if c, err := net.Dial("tcp", addr); err == nil {
+			c.Close()
+			return addr
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Fatal("redis-server did not start")
+	return ""
+}

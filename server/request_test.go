@@ -1,0 +1,199 @@
+package server
+
+import (
+	"bytes"
+	"errors"
+	"strings"
+	"testing"
+)
+
+// parseAll runs the reader over input delivered in chunks of size chunk
+// (0: all at once) and returns the requests, joined by "|" between
+// arguments and "\n" between requests, plus the first error.
+func parseAll(input string, chunk int, lim Limits) (string, error) {
+	rd := newReader(lim)
+	src := &chunkReader{data: []byte(input), chunk: chunk}
+	var out strings.Builder
+	for {
+		for {
+			args, ok, err := rd.next(false)
+			if err != nil {
+				return out.String(), err
+			}
+			if !ok {
+				break
+			}
+			for i, a := range args {
+				if i > 0 {
+					out.WriteByte('|')
+				}
+				out.Write(a)
+			}
+			out.WriteByte('\n')
+		}
+		if err := rd.fill(src); err != nil {
+			return out.String(), nil
+		}
+	}
+}
+
+type chunkReader struct {
+	data  []byte
+	chunk int
+}
+
+func (c *chunkReader) Read(p []byte) (int, error) {
+	if len(c.data) == 0 {
+		return 0, errors.New("EOF")
+	}
+	n := len(c.data)
+	if c.chunk > 0 && n > c.chunk {
+		n = c.chunk
+	}
+	n = copy(p, c.data[:n])
+	c.data = c.data[n:]
+	return n, nil
+}
+
+func TestReaderRequests(t *testing.T) {
+	tests := []struct {
+		name, in, want string
+	}{
+		{"multibulk", "*2\r\n$3\r\nGET\r\n$1\r\nk\r\n", "GET|k\n"},
+		{"pipeline", "*1\r\n$4\r\nPING\r\n*2\r\n$4\r\nECHO\r\n$0\r\n\r\n", "PING\nECHO|\n"},
+		{"binary bulk", "*1\r\n$4\r\na\r\nb\r\n", "a\r\nb\n"},
+		{"inline", "PING\r\n", "PING\n"},
+		{"inline lf only", "SET a b\n", "SET|a|b\n"},
+		{"inline quotes", "SET \"a b\" 'c d'\r\n", "SET|a b|c d\n"},
+		{"inline escapes", "ECHO \"\\x41\\n\\t\\\\\"\r\n", "ECHO|A\n\t\\\n"},
+		{"inline single quote escape", "ECHO 'it\\'s'\r\n", "ECHO|it's\n"},
+		{"inline empty quoted", "ECHO \"\"\r\n", "ECHO|\n"},
+		{"inline quote inside word", "ECHO a\"b c\"\r\n", "ECHO|ab c\n"},
+		{"blank inline line", "\r\n\r\nPING\r\n", "\n\nPING\n"},
+		{"zero multibulk", "*0\r\nPING\r\n", "\nPING\n"},
+		{"negative multibulk", "*-1\r\nPING\r\n", "\nPING\n"},
+	}
+	for _, tc := range tests {
+		for _, chunk := range []int{0, 1, 3} {
+			got, err := parseAll(tc.in, chunk, DefaultLimits)
+			if err != nil || got != tc.want {
+				t.Errorf("%s (chunk %d): got %q, %v; want %q", tc.name, chunk, got, err, tc.want)
+			}
+		}
+	}
+}
+
+func TestReaderProtocolErrors(t *testing.T) {
+	small := DefaultLimits
+	small.MaxBulkLen = 100
+	small.MaxMultibulk = 50
+	small.MaxInline = 64
+	tests := []struct {
+		name, in, want string
+		lim            Limits
+	}{
+		// Regression: redcon v1.6.4 panicked on this (index out of range).
+		{"huge bulk length", "*1\r\n$9223372036854775807\r\nab\r\n", "invalid bulk length", DefaultLimits},
+		// Regression: redcon v1.6.4 spun forever on this.
+		{"huge multibulk count", "*1000000000000000000\r\n", "invalid multibulk length", DefaultLimits},
+		{"multibulk over limit", "*1048577\r\n", "invalid multibulk length", DefaultLimits},
+		{"bulk over proto-max-bulk-len", "*1\r\n$101\r\n", "invalid bulk length", small},
+		{"negative bulk", "*1\r\n$-1\r\n", "invalid bulk length", DefaultLimits},
+		{"bad multibulk count", "*x\r\n", "invalid multibulk length", DefaultLimits},
+		{"leading zero count", "*01\r\n$1\r\na\r\n", "invalid multibulk length", DefaultLimits},
+		{"plus sign bulk", "*1\r\n$+1\r\na\r\n", "invalid bulk length", DefaultLimits},
+		{"expected dollar", "*1\r\n:1\r\n", "expected '$', got ':'", DefaultLimits},
+		{"unbalanced double", "ECHO \"abc\r\n", "unbalanced quotes in request", DefaultLimits},
+		{"unbalanced single", "ECHO 'abc\r\n", "unbalanced quotes in request", DefaultLimits},
+		{"text after quote", "ECHO \"a\"b\r\n", "unbalanced quotes in request", DefaultLimits},
+		{"too big inline", strings.Repeat("a", 65), "too big inline request", small},
+		{"too big mbulk count", "*" + strings.Repeat("1", 65), "too big mbulk count string", small},
+		{"too big bulk count", "*1\r\n$" + strings.Repeat("1", 65), "too big bulk count string", small},
+	}
+	for _, tc := range tests {
+		for _, chunk := range []int{0, 1} {
+			_, err := parseAll(tc.in, chunk, tc.lim)
+			var pe *ProtocolError
+			if !errors.As(err, &pe) || pe.Msg != tc.want {
+				t.Errorf("%s (chunk %d): got %v, want %q", tc.name, chunk, err, tc.want)
+			}
+		}
+	}
+}
+
+func TestReaderUnauthLimits(t *testing.T) {
+	rd := newReader(DefaultLimits)
+	rd.buf = append(rd.buf[:0], "*11\r\n"...)
+	rd.w = len(rd.buf)
+	rd.buf = rd.buf[:cap(rd.buf)]
+	if _, _, err := rd.next(true); err == nil || !strings.Contains(err.Error(), "unauthenticated multibulk length") {
+		t.Fatalf("got %v", err)
+	}
+	rd = newReader(DefaultLimits)
+	n := copy(rd.buf, "*1\r\n$16385\r\n")
+	rd.w = n
+	if _, _, err := rd.next(true); err == nil || !strings.Contains(err.Error(), "unauthenticated bulk length") {
+		t.Fatalf("got %v", err)
+	}
+}
+
+// TestReaderQueryBufferLimit checks that unprocessed input is bounded: a
+// bulk announced within proto-max-bulk-len but bigger than the query buffer
+// limit closes the client instead of growing without end.
+func TestReaderQueryBufferLimit(t *testing.T) {
+	lim := DefaultLimits
+	lim.MaxQueryBuf = 1 << 20
+	in := "*1\r\n$5000000\r\n" + strings.Repeat("x", 3<<20)
+	rd := newReader(lim)
+	src := &chunkReader{data: []byte(in), chunk: 64 << 10}
+	var err error
+	for err == nil {
+		if _, ok, perr := rd.next(false); perr != nil || ok {
+			t.Fatalf("unexpected request or error: %v", perr)
+		}
+		err = rd.fill(src)
+	}
+	if !errors.Is(err, errQueryBufLimit) {
+		t.Fatalf("got %v, want query buffer limit", err)
+	}
+	if len(rd.buf) > int(lim.MaxQueryBuf)+2*minReadSpace {
+		t.Fatalf("buffer grew to %d bytes", len(rd.buf))
+	}
+}
+
+// TestReaderLargeBulk checks a bulk much larger than the initial buffer,
+// arriving in pieces, is assembled correctly.
+func TestReaderLargeBulk(t *testing.T) {
+	val := bytes.Repeat([]byte("0123456789"), 100_000)
+	in := "*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$1000000\r\n" + string(val) + "\r\n"
+	got, err := parseAll(in, 7000, DefaultLimits)
+	if err != nil || got != "SET|k|"+string(val)+"\n" {
+		t.Fatalf("large bulk mismatch (len %d), err %v", len(got), err)
+	}
+}
+
+// FuzzReader feeds arbitrary bytes, whole and in small chunks: the reader
+// must never panic, and must produce the same requests either way.
+func FuzzReader(f *testing.F) {
+	for _, s := range []string{
+		"*2\r\n$3\r\nGET\r\n$1\r\nk\r\n", "PING\r\n", "SET \"a\\x41\" 'b'\n",
+		"*1\r\n$9223372036854775807\r\nab\r\n", "*1000000000000000000\r\n",
+		"*3\r\n$-5\r\n", "*1\r\n$0\r\n\r\n", "\"\r\n", "*1\r\n$1\r\n",
+	} {
+		f.Add([]byte(s), uint8(1))
+	}
+	lim := DefaultLimits
+	lim.MaxBulkLen = 1 << 16
+	lim.MaxQueryBuf = 1 << 18
+	lim.MaxInline = 1 << 10
+	f.Fuzz(func(t *testing.T, data []byte, chunk uint8) {
+		whole, err1 := parseAll(string(data), 0, lim)
+		pieces, err2 := parseAll(string(data), int(chunk%16)+1, lim)
+		if (err1 == nil) != (err2 == nil) || (err1 != nil && err1.Error() != err2.Error()) {
+			t.Fatalf("errors differ: whole %v, chunked %v", err1, err2)
+		}
+		if whole != pieces {
+			t.Fatalf("requests differ:\nwhole   %q\nchunked %q", whole, pieces)
+		}
+	})
+}
