@@ -35,17 +35,14 @@ type longDouble struct {
 
 // parseLongDouble parses b as Redis's string2ld does: strtold's syntax
 // (decimal or hexadecimal, optional exponent, "inf"/"infinity"), no leading
-// space, no trailing bytes, no NaN, and no overflow or underflow to zero.
-// Like Redis, it reads only up to the first NUL byte.
+// space, no trailing bytes (a NUL byte included), no NaN, and no overflow
+// or underflow to zero.
 func parseLongDouble(b []byte) (longDouble, bool) {
 	if len(b) == 0 || len(b) >= maxLongDoubleChars {
 		return longDouble{}, false
 	}
-	if i := bytes.IndexByte(b, 0); i >= 0 {
-		b = b[:i]
-		if len(b) == 0 { // strtold converts nothing and stops at the NUL
-			return longDouble{f: new(big.Float).SetPrec(ldPrec)}, true
-		}
+	if bytes.IndexByte(b, 0) >= 0 { // strtold would stop short of the end
+		return longDouble{}, false
 	}
 	switch b[0] {
 	case ' ', '\t', '\n', '\v', '\f', '\r':
