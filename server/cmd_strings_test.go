@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"strings"
 	"sync"
 	"testing"
@@ -816,6 +817,32 @@ func TestStringCommandRows(t *testing.T) {
 		}
 		if cmd.Has(FlagWrite) == cmd.Has(FlagReadonly) {
 			t.Errorf("%s: must be exactly one of write and readonly", cmd.Name)
+		}
+	}
+}
+
+// Random argument lists never make a string command fail internally (a
+// recovered panic replies errInternal).
+func TestStringCommandsRandomArgs(t *testing.T) {
+	s, addr, clk := newTestServer(t)
+	rc := dialRaw(t, addr)
+	vocab := []string{"", "0", "1", "-1", "2", "100", "9223372036854775807", "-9223372036854775808",
+		"9223372036854775", "1.5", "1e400", "-1e-5000", "inf", "nan", "0x1p-16445", "\x00", "abc",
+		"EX", "PX", "EXAT", "PXAT", "NX", "XX", "GET", "KEEPTTL", "PERSIST", "k1", "k2", "h"}
+	rng := rand.New(rand.NewPCG(1, 2))
+	cmds := stringCommands()
+	for i := 0; i < 5000; i++ {
+		if i%500 == 0 {
+			putNonString(s, "h")
+			clk.Advance(time.Second)
+		}
+		cmd := cmds[rng.IntN(len(cmds))]
+		args := []string{cmd.Name, []string{"k1", "k2", "h"}[rng.IntN(3)]}
+		for n := rng.IntN(6); n > 0; n-- {
+			args = append(args, vocab[rng.IntN(len(vocab))])
+		}
+		if got := rc.do(args...); strings.HasPrefix(got, "-"+errInternal) {
+			t.Fatalf("%q: %q", args, got)
 		}
 	}
 }
