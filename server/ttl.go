@@ -65,3 +65,20 @@ func remainingMs(exp, now int64) int64 {
 func remainingSeconds(exp, now int64) int64 {
 	return (remainingMs(exp, now) + 500) / 1000
 }
+
+// positiveExpiryNs converts the expire argument n of SET, SETEX, PSETEX and
+// GETEX (in unit ms each; absolute when abs, else relative to now) to the
+// absolute Unix ns the keyspace stores. These commands accept only n > 0: ok
+// is false for n <= 0 or on overflow, both "invalid expire time" in Redis.
+// An absolute time may lie in the past (result <= now): the caller then
+// deletes the key instead of storing it.
+func positiveExpiryNs(now, n, unit int64, abs bool) (int64, bool) {
+	if n <= 0 {
+		return 0, false
+	}
+	ms, ok := absExpiryMs(nsToMs(now), n, unit, abs)
+	if !ok || ms <= 0 {
+		return 0, false
+	}
+	return msToNs(ms), true
+}
