@@ -47,21 +47,20 @@ func arityError(name string) string {
 	return "ERR wrong number of arguments for '" + name + "' command"
 }
 
-// unknownCommandError formats Redis's unknown command reply.
+// unknownCommandError formats Redis's unknown command reply: the name cut
+// at 128 bytes, then quoted arguments until that list reaches 128 bytes.
 func unknownCommandError(args [][]byte) string {
-	var b strings.Builder
-	b.WriteString("ERR unknown command '")
-	b.WriteString(truncate(args[0], 128))
-	b.WriteString("', with args beginning with: ")
+	var list strings.Builder
 	for _, a := range args[1:] {
-		if b.Len() >= 128 {
+		if list.Len() >= 128 {
 			break
 		}
-		b.WriteString("'")
-		b.WriteString(truncate(a, 128-b.Len()))
-		b.WriteString("' ")
+		room := 128 - list.Len()
+		list.WriteString("'")
+		list.WriteString(truncate(a, room))
+		list.WriteString("' ")
 	}
-	return b.String()
+	return "ERR unknown command '" + truncate(args[0], 128) + "', with args beginning with: " + list.String()
 }
 
 func truncate(b []byte, n int) string {
