@@ -16,16 +16,9 @@ func cmdCommand(x *Ctx) {
 	sub := strings.ToLower(string(x.args[1]))
 	switch sub {
 	case "count":
-		if len(x.args) != 2 {
-			x.w.Error(arityError("command|count"))
-			return
-		}
 		x.w.Int(int64(len(t.sorted)))
 	case "list":
-		x.w.Array(len(t.sorted))
-		for _, c := range t.sorted {
-			x.w.BulkString(c.Name)
-		}
+		commandList(x)
 	case "info":
 		if len(x.args) == 2 {
 			x.w.Array(len(t.sorted))
@@ -46,8 +39,56 @@ func cmdCommand(x *Ctx) {
 		commandDocs(x)
 	case "getkeys":
 		commandGetKeys(x)
+	case "help":
+		writeHelp(x, "COMMAND <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+			"(no subcommand)", "    Return details about all commands.",
+			"COUNT", "    Return the total number of commands.",
+			"LIST [FILTERBY (MODULE <module-name>|ACLCAT <category>|PATTERN <pattern>)]", "    Return a list of all commands.",
+			"INFO [<command-name> ...]", "    Return details about the given commands, or all of them.",
+			"DOCS [<command-name> ...]", "    Return documentation details about the given commands, or all of them.",
+			"GETKEYS <full-command>", "    Return the keys from a full command.",
+			"HELP", "    Print this help.")
+	}
+}
+
+// commandList implements COMMAND LIST [FILTERBY MODULE m|ACLCAT c|PATTERN p].
+func commandList(x *Ctx) {
+	keep := func(*Command) bool { return true }
+	switch {
+	case len(x.args) == 2:
+	case len(x.args) == 5 && strings.EqualFold(string(x.args[2]), "filterby"):
+		arg := x.args[4]
+		switch strings.ToLower(string(x.args[3])) {
+		case "pattern":
+			keep = func(c *Command) bool { return globMatch(arg, []byte(c.Name), true) }
+		case "aclcat":
+			keep = func(c *Command) bool {
+				for _, cat := range c.categories() {
+					if strings.EqualFold(cat[1:], string(arg)) {
+						return true
+					}
+				}
+				return false
+			}
+		case "module":
+			keep = func(*Command) bool { return false }
+		default:
+			x.w.Error(errSyntax)
+			return
+		}
 	default:
-		x.w.Error("ERR unknown subcommand '" + truncate(x.args[1], 128) + "'. Try COMMAND HELP.")
+		x.w.Error(errSyntax)
+		return
+	}
+	var names []string
+	for _, c := range x.s.table.sorted {
+		if keep(c) {
+			names = append(names, c.Name)
+		}
+	}
+	x.w.Array(len(names))
+	for _, n := range names {
+		x.w.BulkString(n)
 	}
 }
 
@@ -114,8 +155,11 @@ func writeKeySpecs(w *Writer, c *Command) {
 	w.Array(1)
 	w.Map(3)
 	w.BulkString("flags")
-	flags := []string{"RW", "access", "update"}
-	if c.Has(FlagReadonly) {
+	flags := []string{"RO"}
+	switch {
+	case c.Has(FlagWrite):
+		flags = []string{"RW", "access", "update"}
+	case c.Has(FlagReadonly):
 		flags = []string{"RO", "access"}
 	}
 	w.Set(len(flags))

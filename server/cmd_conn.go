@@ -27,7 +27,9 @@ func connectionCommands() []*Command {
 		{Name: "select", Arity: 2, Flags: FlagLoading | FlagStale | FlagFast, Group: "connection", Since: "1.0.0",
 			Summary: "Changes the selected database.", Handler: cmdSelect},
 		{Name: "client", Arity: -2, Flags: FlagNoScript | FlagLoading | FlagStale, Group: "connection", Since: "2.4.0",
-			Summary: "A container for client connection commands.", Handler: cmdClient},
+			Summary: "A container for client connection commands.", Handler: cmdClient,
+			Subs: map[string]int{"id": 2, "getname": 2, "setname": 3, "setinfo": 4, "info": 2,
+				"list": -2, "no-evict": 3, "no-touch": 3, "help": 2}},
 	}
 }
 
@@ -193,67 +195,46 @@ func validClientName(b []byte) bool {
 	return true
 }
 
-// cmdClient dispatches CLIENT subcommands.
+// cmdClient dispatches CLIENT subcommands; the dispatcher has checked the
+// subcommand and its arity against the row's Subs.
 func cmdClient(x *Ctx) {
-	sub := strings.ToLower(string(x.args[1]))
-	argc := len(x.args)
-	arity := func(ok bool) bool {
-		if !ok {
-			x.w.Error(arityError("client|" + sub))
-		}
-		return ok
-	}
 	c := x.c
-	switch sub {
+	switch strings.ToLower(string(x.args[1])) {
 	case "id":
-		if arity(argc == 2) {
-			x.w.Int(c.id)
-		}
+		x.w.Int(c.id)
 	case "getname":
-		if arity(argc == 2) {
-			c.mu.Lock()
-			name := c.name
-			c.mu.Unlock()
-			if name == "" {
-				x.w.Null()
-			} else {
-				x.w.BulkString(name)
-			}
+		c.mu.Lock()
+		name := c.name
+		c.mu.Unlock()
+		if name == "" {
+			x.w.Null()
+		} else {
+			x.w.BulkString(name)
 		}
 	case "setname":
-		if arity(argc == 3) {
-			if !validClientName(x.args[2]) {
-				x.w.Error(errClientName)
-				return
-			}
-			c.mu.Lock()
-			c.name = string(x.args[2])
-			c.mu.Unlock()
-			x.w.OK()
+		if !validClientName(x.args[2]) {
+			x.w.Error(errClientName)
+			return
 		}
+		c.mu.Lock()
+		c.name = string(x.args[2])
+		c.mu.Unlock()
+		x.w.OK()
 	case "setinfo":
-		if arity(argc == 4) {
-			clientSetInfo(x)
-		}
+		clientSetInfo(x)
 	case "info":
-		if arity(argc == 2) {
-			x.w.Verbatim(c.info(x.now) + "\n")
-		}
+		x.w.Verbatim(c.info(x.now) + "\n")
 	case "list":
 		clientList(x)
 	case "no-evict", "no-touch":
-		if arity(argc == 3) {
-			v := strings.ToLower(string(x.args[2]))
-			if v != "on" && v != "off" {
-				x.w.Error(errSyntax)
-				return
-			}
-			x.w.OK()
+		v := strings.ToLower(string(x.args[2]))
+		if v != "on" && v != "off" {
+			x.w.Error(errSyntax)
+			return
 		}
+		x.w.OK()
 	case "help":
 		clientHelp(x)
-	default:
-		x.w.Error("ERR unknown subcommand '" + truncate(x.args[1], 128) + "'. Try CLIENT HELP.")
 	}
 }
 
@@ -325,8 +306,7 @@ func clientList(x *Ctx) {
 }
 
 func clientHelp(x *Ctx) {
-	lines := []string{
-		"CLIENT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+	writeHelp(x, "CLIENT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
 		"GETNAME", "    Return the name of the current connection.",
 		"ID", "    Return the ID of the current connection.",
 		"INFO", "    Return information about the current client connection.",
@@ -335,8 +315,11 @@ func clientHelp(x *Ctx) {
 		"SETNAME <name>", "    Assign the name <name> to the current connection.",
 		"NO-EVICT (ON|OFF)", "    Accepted for compatibility; Turnstile does not evict.",
 		"NO-TOUCH (ON|OFF)", "    Accepted for compatibility.",
-		"HELP", "    Print this help.",
-	}
+		"HELP", "    Print this help.")
+}
+
+// writeHelp writes a HELP reply: one status line per element.
+func writeHelp(x *Ctx, lines ...string) {
 	x.w.Array(len(lines))
 	for _, l := range lines {
 		x.w.Status(l)

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"math"
 	"strconv"
 	"strings"
 )
@@ -8,11 +9,13 @@ import (
 func serverCommands() []*Command {
 	return []*Command{
 		{Name: "command", Arity: -1, Flags: FlagLoading | FlagStale, Group: "server", Since: "2.8.13",
-			Summary: "Returns detailed information about all commands.", Handler: cmdCommand},
+			Summary: "Returns detailed information about all commands.", Handler: cmdCommand,
+			Subs: map[string]int{"count": 2, "list": -2, "info": -2, "docs": -2, "getkeys": -3, "help": 2}},
 		{Name: "info", Arity: -1, Flags: FlagLoading | FlagStale, Group: "server", Since: "1.0.0",
 			Summary: "Returns information and statistics about the server.", Handler: cmdInfo},
 		{Name: "config", Arity: -2, Flags: FlagAdmin | FlagNoScript | FlagLoading | FlagStale, Group: "server", Since: "2.0.0",
-			Summary: "A container for server configuration commands.", Handler: cmdConfig},
+			Summary: "A container for server configuration commands.", Handler: cmdConfig,
+			Subs: map[string]int{"get": -3, "set": -4, "resetstat": 2, "rewrite": 2, "help": 2}},
 		{Name: "time", Arity: 1, Flags: FlagLoading | FlagStale | FlagFast | FlagRandom, Group: "server", Since: "2.6.0",
 			Summary: "Returns the server time.", Handler: cmdTime},
 		{Name: "dbsize", Arity: 1, Flags: FlagReadonly | FlagFast, Group: "server", Since: "1.0.0",
@@ -96,8 +99,11 @@ func (s *Server) configParams() []configParam {
 		{name: "maxclients", get: func(s *Server) string { return itoa(s.maxClients.Load()) },
 			set: func(s *Server, v string) error {
 				n, err := strconv.ParseInt(v, 10, 64)
-				if err != nil || n < 1 {
-					return errConfigValue
+				if err != nil {
+					return configError("argument couldn't be parsed into an integer")
+				}
+				if n < 1 || n > math.MaxUint32 {
+					return configError("argument must be between 1 and 4294967295 inclusive")
 				}
 				s.maxClients.Store(n)
 				return nil
@@ -115,19 +121,14 @@ type configError string
 
 func (e configError) Error() string { return string(e) }
 
-const errConfigValue = configError("argument must be a positive integer")
-
+// cmdConfig dispatches CONFIG subcommands; the dispatcher has checked the
+// subcommand and its arity against the row's Subs.
 func cmdConfig(x *Ctx) {
-	sub := strings.ToLower(string(x.args[1]))
-	switch sub {
+	switch strings.ToLower(string(x.args[1])) {
 	case "get":
-		if len(x.args) < 3 {
-			x.w.Error(arityError("config|get"))
-			return
-		}
 		configGet(x)
 	case "set":
-		if len(x.args) < 4 || len(x.args)%2 != 0 {
+		if len(x.args)%2 != 0 {
 			x.w.Error(arityError("config|set"))
 			return
 		}
@@ -136,8 +137,13 @@ func cmdConfig(x *Ctx) {
 		x.w.OK()
 	case "rewrite":
 		x.w.Error("ERR The server is running without a config file")
-	default:
-		x.w.Error("ERR unknown subcommand '" + truncate(x.args[1], 128) + "'. Try CONFIG HELP.")
+	case "help":
+		writeHelp(x, "CONFIG <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+			"GET <pattern>", "    Return parameters matching the glob-like <pattern> and their values.",
+			"SET <directive> <value>", "    Set the configuration <directive> to <value>.",
+			"RESETSTAT", "    Reset statistics reported by the INFO command.",
+			"REWRITE", "    Rewrite the configuration file.",
+			"HELP", "    Print this help.")
 	}
 }
 

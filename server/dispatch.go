@@ -74,23 +74,39 @@ func truncate(b []byte, n int) string {
 }
 
 // handle runs one request: lookup, checks, MULTI queueing, then the call.
+// The checks come in Redis's order: existence (command, then subcommand),
+// arity, authentication. Inside MULTI a rejected command makes EXEC fail.
 func (s *Server) handle(c *client, args [][]byte) {
 	cmd := s.table.Lookup(args[0])
-	if c.multi != nil && (cmd == nil || !cmd.Has(FlagNoQueue)) {
-		c.queue(cmd, args)
-		return
-	}
-	if cmd == nil {
+	errText := ""
+	switch {
+	case cmd == nil:
 		s.stats.unknown.Add(1)
-		c.w.Error(unknownCommandError(args))
+		errText = unknownCommandError(args)
+	case !checkArity(cmd.Arity, len(args)):
+		errText = arityError(cmd.Name)
+	default:
+		errText = cmd.checkSubcommand(args)
+		if errText == "" && !c.authed && !cmd.Has(FlagNoAuth) {
+			errText = errNoAuth
+		}
+	}
+	if errText != "" {
+		if c.multi != nil {
+			if cmd != nil && cmd.Name == "exec" {
+				c.multi = nil
+				c.unwatchAll()
+				errText = "EXECABORT Transaction discarded because of: " + strings.TrimPrefix(errText, "ERR ")
+			} else {
+				c.multi.dirty = true
+			}
+		}
+		c.w.Error(errText)
 		return
 	}
-	if !c.authed && !cmd.Has(FlagNoAuth) {
-		c.w.Error(errNoAuth)
-		return
-	}
-	if !checkArity(cmd.Arity, len(args)) {
-		c.w.Error(arityError(cmd.Name))
+	if c.multi != nil && !cmd.Has(FlagNoQueue) {
+		c.multi.cmds = append(c.multi.cmds, queued{cmd: cmd, args: copyArgs(args)})
+		c.w.Status("QUEUED")
 		return
 	}
 	s.call(c, cmd, args)

@@ -28,25 +28,6 @@ func transactionCommands() []*Command {
 	}
 }
 
-// queue adds a request to the open MULTI block, or rejects it (which makes
-// the EXEC fail with EXECABORT), as Redis does.
-func (c *client) queue(cmd *Command, args [][]byte) {
-	switch {
-	case cmd == nil:
-		c.multi.dirty = true
-		c.w.Error(unknownCommandError(args))
-	case !c.authed && !cmd.Has(FlagNoAuth):
-		c.multi.dirty = true
-		c.w.Error(errNoAuth)
-	case !checkArity(cmd.Arity, len(args)):
-		c.multi.dirty = true
-		c.w.Error(arityError(cmd.Name))
-	default:
-		c.multi.cmds = append(c.multi.cmds, queued{cmd: cmd, args: copyArgs(args)})
-		c.w.Status("QUEUED")
-	}
-}
-
 // copyArgs deep-copies request arguments into one allocation.
 func copyArgs(args [][]byte) [][]byte {
 	n := 0
@@ -131,26 +112,24 @@ func cmdExec(x *Ctx) {
 		x.w.Error(errExecAbort)
 		return
 	}
+	defer c.unwatchAll() // runs after the shards are released below
 	ls := x.s.execLockSet(c, m.cmds)
 	ls.lock(x.s)
-	aborted := c.watchBroken(x.now)
-	if !aborted {
-		x.w.Array(len(m.cmds))
-		for _, q := range m.cmds {
-			x.s.execQueued(c, q, ls.all)
-		}
-	}
-	ls.unlock(x.s)
-	c.unwatchAll()
-	if aborted {
+	defer ls.unlock(x.s)
+	if c.watchBroken(x.now) {
 		x.w.NullArray()
+		return
+	}
+	x.w.Array(len(m.cmds))
+	for _, q := range m.cmds {
+		x.s.execQueued(c, q, ls.all)
 	}
 }
 
 // execQueued runs one queued command inside EXEC; its shards are held.
 func (s *Server) execQueued(c *client, q queued, allLocked bool) {
 	y := &Ctx{s: s, c: c, cmd: q.cmd, args: q.args, now: s.clock.Now(), db: s.dbs[c.db], w: &c.w, allLocked: allLocked, inExec: true}
-	q.cmd.Handler(y)
+	s.run(y, nil) // a panic becomes this command's error element
 	s.stats.record(q.cmd, (s.clock.Now()-y.now)/1000)
 }
 

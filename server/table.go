@@ -48,6 +48,9 @@ type Command struct {
 	Summary  string
 	Since    string
 	Handler  func(*Ctx)
+	// Subs lists the subcommands of a container command (CLIENT, CONFIG,
+	// COMMAND) with their arity, counted like Arity from the container name.
+	Subs map[string]int
 
 	id int // index in Table.sorted, set by newTable
 }
@@ -130,6 +133,23 @@ func (t *Table) Lookup(name []byte) *Command {
 		return t.byName[string(buf[:len(name)])]
 	}
 	return t.byName[strings.ToLower(string(name))]
+}
+
+// checkSubcommand returns Redis's error for an unknown subcommand or a
+// subcommand with the wrong number of arguments, or "".
+func (c *Command) checkSubcommand(args [][]byte) string {
+	if c.Subs == nil || len(args) < 2 {
+		return ""
+	}
+	sub := strings.ToLower(string(args[1]))
+	arity, ok := c.Subs[sub]
+	if !ok {
+		return "ERR unknown subcommand '" + truncate(args[1], 128) + "'. Try " + strings.ToUpper(c.Name) + " HELP."
+	}
+	if !checkArity(arity, len(args)) {
+		return arityError(c.Name + "|" + sub)
+	}
+	return ""
 }
 
 // checkArity reports whether argc arguments (with the name) fit arity.

@@ -158,14 +158,17 @@ func (m *Map) ExpiredKeys() int64 { return m.expiredKeys.Load() }
 // FlushLocked removes every key of shard i. Requires shard i locked.
 func (m *Map) FlushLocked(i int) {
 	s := &m.shards[i]
+	// Like Redis, a flush breaks only the WATCHes of keys that existed.
+	for k, ws := range s.watch {
+		if _, ok := s.m[k]; ok {
+			for _, w := range ws {
+				w.Dirty.Store(true)
+			}
+		}
+	}
 	s.m = nil
 	s.keys.Store(0)
 	s.expires.Store(0)
-	for _, ws := range s.watch {
-		for _, w := range ws {
-			w.Dirty.Store(true)
-		}
-	}
 }
 
 // Flush removes every key, locking one shard at a time. Requires no shard held.
