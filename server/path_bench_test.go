@@ -54,3 +54,17 @@ func BenchmarkThrottlePath(b *testing.B) {
 		run(reqs[i%nkeys])
 	}
 }
+
+// newFuzzClient is newBenchClient for fuzz targets.
+func newFuzzClient(f *testing.F) (*Server, *client) {
+	cfg := DefaultConfig()
+	cfg.Clock = clock.NewMonotonic()
+	cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	s, err := New(cfg)
+	if err != nil {
+		f.Fatal(err)
+	}
+	c1, c2 := net.Pipe()
+	f.Cleanup(func() { c1.Close(); c2.Close() })
+	return s, newClient(s, c1)
+}
