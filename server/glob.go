@@ -1,6 +1,7 @@
 package server
 
-// globMatch reports whether s matches the Redis glob pattern p (as in KEYS,
+// globMatch reports whether s (a string or []byte, so map keys need no
+// conversion) matches the Redis glob pattern p (as in KEYS,
 // SCAN MATCH and CONFIG GET): '*' any sequence, '?' any byte, '[abc]',
 // '[^abc]', '[a-z]' classes, and '\' escaping the next byte. It runs in
 // O(len(p)*len(s)) time with no recursion, so a hostile pattern cannot blow
@@ -16,7 +17,7 @@ package server
 //   - range bounds compare as signed chars, as Redis does on x86, so a range
 //     with a bound >= 0x80 covers a different set of bytes than one might
 //     expect ("[a-\xff]" is 0x00..'a' plus 0xff).
-func globMatch(p, s []byte, nocase bool) bool {
+func globMatch[S ~string | ~[]byte](p []byte, s S, nocase bool) bool {
 	if len(s) == 0 {
 		return len(p) == 0
 	}
