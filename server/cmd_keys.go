@@ -64,6 +64,7 @@ const (
 	errExpireGTLT    = "ERR GT and LT options at the same time are not compatible"
 	errSameObject    = "ERR source and destination objects are the same"
 	errInvalidCursor = "ERR invalid cursor"
+	errIntRange      = "ERR value is out of range, value must between -2147483648 and 2147483647"
 	// Turnstile's own: see cmdCopy.
 	errCopyOtherDB = "ERR COPY to another database is not supported"
 )
@@ -167,8 +168,12 @@ func cmdCopy(x *Ctx) {
 		case isKeyword(a, "db") && j+1 < len(x.args):
 			j++
 			n, ok := shards.ParseCanonicalInt(x.args[j])
-			if !ok || n < math.MinInt32 || n > math.MaxInt32 {
+			if !ok {
 				x.w.Error(errNotInt)
+				return
+			}
+			if n < math.MinInt32 || n > math.MaxInt32 {
+				x.w.Error(errIntRange)
 				return
 			}
 			if n < 0 || n >= int64(len(x.s.dbs)) {
