@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -569,5 +570,29 @@ func TestWatchMarksDirty(t *testing.T) {
 	m.Unlock(i)
 	if w.Dirty.Load() {
 		t.Error("an unwatched key marked the watcher dirty")
+	}
+}
+
+func TestPosHeapKeepsSmallest(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	var h posHeap
+	for trial := 0; trial < 200; trial++ {
+		k := 1 + r.IntN(20)
+		n := r.IntN(100)
+		h.reset(k)
+		var all []uint64
+		for i := 0; i < n; i++ {
+			p := uint64(r.IntN(50)) // many duplicates
+			all = append(all, p)
+			h.offer(p)
+		}
+		if n == 0 {
+			continue
+		}
+		slices.Sort(all)
+		want := all[min(k, n)-1]
+		if got := h.max(); got != want {
+			t.Fatalf("k=%d n=%d: max of the k smallest = %d, want %d", k, n, got, want)
+		}
 	}
 }
