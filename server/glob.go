@@ -1,11 +1,26 @@
 package server
 
-// globMatch reports whether s matches the Redis glob pattern p (as in KEYS,
+// globMatch reports whether s (a string or []byte, so map keys need no
+// conversion) matches the Redis glob pattern p (as in KEYS,
 // SCAN MATCH and CONFIG GET): '*' any sequence, '?' any byte, '[abc]',
 // '[^abc]', '[a-z]' classes, and '\' escaping the next byte. It runs in
 // O(len(p)*len(s)) time with no recursion, so a hostile pattern cannot blow
 // up: on a mismatch it only returns to the most recent '*'.
-func globMatch(p, s []byte, nocase bool) bool {
+//
+// Redis's corner cases are kept:
+//   - the empty string matches only the empty pattern (not even "*": KEYS
+//     and SCAN treat a pattern of exactly "*" as "no filter" instead);
+//   - an unterminated class ("[abc") runs to the end of the pattern;
+//   - a lone '\' at the end of the pattern, or of a class, is literal;
+//   - in a class, an escaped byte is compared case-sensitively even when
+//     nocase is set, and a range "[x-y]" may be reversed ("[z-a]");
+//   - range bounds compare as signed chars, as Redis does on x86, so a range
+//     with a bound >= 0x80 covers a different set of bytes than one might
+//     expect ("[a-\xff]" is 0x00..'a' plus 0xff).
+func globMatch[S ~string | ~[]byte](p []byte, s S, nocase bool) bool {
+	if len(s) == 0 {
+		return len(p) == 0
+	}
 	pi, si := 0, 0
 	starP, starS := -1, 0
 	for si < len(s) {
@@ -38,8 +53,8 @@ func globMatch(p, s []byte, nocase bool) bool {
 	return pi == len(p)
 }
 
-// matchOne matches one pattern element at the start of p against c and
-// returns the element's length in p.
+// matchOne matches one pattern element at the start of p (not empty, not
+// '*') against c and returns the element's length in p.
 func matchOne(p []byte, c byte, nocase bool) (int, bool) {
 	switch p[0] {
 	case '?':
@@ -68,17 +83,17 @@ func matchClass(p []byte, c byte, nocase bool) (int, bool) {
 		switch {
 		case p[i] == '\\' && i+1 < len(p):
 			i++
-			if eqByte(p[i], c, nocase) {
+			if p[i] == c { // case-sensitive even with nocase, as Redis
 				match = true
 			}
 		case i+2 < len(p) && p[i+1] == '-':
-			lo, hi := p[i], p[i+2]
+			// Signed comparison: Redis compares C chars, signed on x86.
+			lo, hi, cc := int8(p[i]), int8(p[i+2]), int8(c)
 			if lo > hi {
 				lo, hi = hi, lo
 			}
-			cc := c
 			if nocase {
-				lo, hi, cc = lower(lo), lower(hi), lower(c)
+				lo, hi, cc = int8(lower(byte(lo))), int8(lower(byte(hi))), int8(lower(c))
 			}
 			if cc >= lo && cc <= hi {
 				match = true

@@ -51,6 +51,12 @@ func nsToMs(ns int64) int64 {
 	return ms
 }
 
+// unixSeconds is EXPIRETIME: the expiry exp (ns) as Unix seconds, rounded
+// to the nearest second from its Unix ms, as Redis does.
+func unixSeconds(exp int64) int64 {
+	return (nsToMs(exp) + 500) / 1000
+}
+
 // remainingMs is the PTTL of a key expiring at exp (ns): rounded up, so a
 // live key never reports 0 ms left.
 func remainingMs(exp, now int64) int64 {

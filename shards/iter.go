@@ -2,65 +2,45 @@ package shards
 
 import (
 	"math/rand/v2"
-	"slices"
 
 	"github.com/cespare/xxhash/v2"
 )
 
 // A SCAN cursor is shard<<48 | pos, where pos is the top 48 bits of a key's
-// hash. Within a shard, keys are returned in order of pos, so a key present
-// for the whole scan is returned exactly once, whatever else changes.
+// hash. Within a shard, a step returns the keys whose pos lies in a range
+// [from, limit] and the next step starts at limit+1, so a key present for
+// the whole scan is returned exactly once, whatever else changes.
 const posBits = 48
 
-type scanItem struct {
-	pos uint64
-	key string
-	e   Entry
-}
+func keyPos(k string) uint64 { return xxhash.Sum64String(k) >> (64 - posBits) }
 
 // Scan visits live keys from cursor on, at least count of them (more when
 // several keys share a position) unless the keyspace ends first, and returns
 // the next cursor (0 when the scan is complete). fn runs with the shard lock
 // held and must not call back into the Map. If allLocked, the caller already
 // holds every shard; otherwise Scan locks one shard at a time.
+//
+// A step costs O(m log count) for a shard of m keys and allocates only
+// O(count): it never collects or sorts the whole shard.
 func (m *Map) Scan(cursor uint64, count int, now int64, allLocked bool, fn func(key string, e Entry)) uint64 {
 	if count < 1 {
 		count = 1
 	}
 	si := int(cursor >> posBits)
-	pos := cursor & (1<<posBits - 1)
-	var items []scanItem
-	for ; si < len(m.shards); si, pos = si+1, 0 {
+	from := cursor & (1<<posBits - 1)
+	var h posHeap
+	for ; si < len(m.shards); si, from = si+1, 0 {
 		if !allLocked {
 			m.Lock(si)
 		}
-		items = m.shards[si].collectLocked(items[:0], pos, now)
-		slices.SortFunc(items, func(a, b scanItem) int {
-			switch {
-			case a.pos < b.pos:
-				return -1
-			case a.pos > b.pos:
-				return 1
-			}
-			return 0
-		})
-		n := len(items)
-		if n > count {
-			n = count
-			for n < len(items) && items[n].pos == items[n-1].pos {
-				n++
-			}
-		}
-		for _, it := range items[:n] {
-			fn(it.key, it.e)
-		}
+		n, limit, more := m.shards[si].scanLocked(from, count, now, &h, fn)
 		if !allLocked {
 			m.Unlock(si)
 		}
-		count -= n
-		if n < len(items) {
-			return uint64(si)<<posBits | (items[n-1].pos + 1)
+		if more {
+			return uint64(si)<<posBits | (limit + 1)
 		}
+		count -= n
 		if count <= 0 {
 			if si+1 == len(m.shards) {
 				return 0
@@ -71,17 +51,86 @@ func (m *Map) Scan(cursor uint64, count int, now int64, allLocked bool, fn func(
 	return 0
 }
 
-func (s *shard) collectLocked(dst []scanItem, from uint64, now int64) []scanItem {
+// scanLocked calls fn for the shard's live keys with from <= pos <= limit,
+// where limit is the count-th smallest such pos (so every key sharing it is
+// included), or for all keys from on when there are no more than count.
+// more reports whether keys past limit remain. Requires the shard locked.
+func (s *shard) scanLocked(from uint64, count int, now int64, h *posHeap, fn func(string, Entry)) (n int, limit uint64, more bool) {
+	// Pass 1: the count smallest positions >= from, and how many there are.
+	h.reset(min(count, len(s.m)))
+	total := 0
 	for k, e := range s.m {
 		if e.Exp != 0 && e.Exp <= now {
 			continue
 		}
-		p := xxhash.Sum64String(k) >> (64 - posBits)
-		if p >= from {
-			dst = append(dst, scanItem{pos: p, key: k, e: e})
+		if p := keyPos(k); p >= from {
+			total++
+			h.offer(p)
 		}
 	}
-	return dst
+	if total == 0 {
+		return 0, 0, false
+	}
+	limit = 1<<posBits - 1
+	if total > count {
+		limit = h.max()
+	}
+	// Pass 2: the keys in [from, limit].
+	for k, e := range s.m {
+		if e.Exp != 0 && e.Exp <= now {
+			continue
+		}
+		if p := keyPos(k); p >= from && p <= limit {
+			fn(k, e)
+			n++
+		}
+	}
+	return n, limit, n < total
+}
+
+// posHeap keeps the k smallest positions offered: a max-heap of at most k.
+type posHeap struct {
+	a []uint64
+	k int
+}
+
+func (h *posHeap) reset(k int) {
+	h.a, h.k = h.a[:0], max(k, 1)
+}
+
+func (h *posHeap) max() uint64 { return h.a[0] }
+
+func (h *posHeap) offer(p uint64) {
+	if len(h.a) < h.k {
+		h.a = append(h.a, p)
+		for i := len(h.a) - 1; i > 0; { // sift up
+			parent := (i - 1) / 2
+			if h.a[parent] >= h.a[i] {
+				break
+			}
+			h.a[parent], h.a[i] = h.a[i], h.a[parent]
+			i = parent
+		}
+		return
+	}
+	if p >= h.a[0] {
+		return
+	}
+	h.a[0] = p
+	for i := 0; ; { // sift down
+		l, r, big := 2*i+1, 2*i+2, i
+		if l < len(h.a) && h.a[l] > h.a[big] {
+			big = l
+		}
+		if r < len(h.a) && h.a[r] > h.a[big] {
+			big = r
+		}
+		if big == i {
+			break
+		}
+		h.a[i], h.a[big] = h.a[big], h.a[i]
+		i = big
+	}
 }
 
 // ForEach calls fn for every live key until fn returns false. fn runs with

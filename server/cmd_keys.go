@@ -1,0 +1,365 @@
+package server
+
+import (
+	"bytes"
+	"fmt"
+	"math"
+
+	"github.com/turnstile/turnstile/shards"
+)
+
+// Keyspace ("generic") commands. Every command with key arguments has its
+// shards locked by the dispatcher; KEYS, SCAN and RANDOMKEY walk the whole
+// database through the shards iteration methods instead.
+
+func keyCommands() []*Command {
+	const g = "generic"
+	return []*Command{
+		{Name: "del", Arity: -2, Flags: FlagWrite, FirstKey: 1, LastKey: -1, Step: 1, Group: g, Since: "1.0.0",
+			Summary: "Deletes one or more keys.", Handler: cmdDel},
+		{Name: "unlink", Arity: -2, Flags: FlagWrite | FlagFast, FirstKey: 1, LastKey: -1, Step: 1, Group: g, Since: "4.0.0",
+			Summary: "Asynchronously deletes one or more keys.", Handler: cmdDel},
+		{Name: "exists", Arity: -2, Flags: FlagReadonly | FlagFast, FirstKey: 1, LastKey: -1, Step: 1, Group: g, Since: "1.0.0",
+			Summary: "Determines whether one or more keys exist.", Handler: cmdExists},
+		{Name: "touch", Arity: -2, Flags: FlagReadonly | FlagFast, FirstKey: 1, LastKey: -1, Step: 1, Group: g, Since: "3.2.1",
+			Summary: "Returns the number of existing keys out of those specified after updating the time they were last accessed.", Handler: cmdExists},
+		{Name: "type", Arity: 2, Flags: FlagReadonly | FlagFast, FirstKey: 1, LastKey: 1, Step: 1, Group: g, Since: "1.0.0",
+			Summary: "Determines the type of value stored at a key.", Handler: cmdType},
+		{Name: "rename", Arity: 3, Flags: FlagWrite, FirstKey: 1, LastKey: 2, Step: 1, Group: g, Since: "1.0.0",
+			Summary: "Renames a key and overwrites the destination.", Handler: cmdRename},
+		{Name: "renamenx", Arity: 3, Flags: FlagWrite | FlagFast, FirstKey: 1, LastKey: 2, Step: 1, Group: g, Since: "1.0.0",
+			Summary: "Renames a key only when the target key name doesn't exist.", Handler: cmdRenameNX},
+		{Name: "copy", Arity: -3, Flags: FlagWrite | FlagDenyOOM, FirstKey: 1, LastKey: 2, Step: 1, Group: g, Since: "6.2.0",
+			Summary: "Copies the value of a key to a new key.", Handler: cmdCopy},
+		{Name: "expire", Arity: -3, Flags: FlagWrite | FlagFast, FirstKey: 1, LastKey: 1, Step: 1, Group: g, Since: "1.0.0",
+			Summary: "Sets the expiration time of a key in seconds.", Handler: cmdExpire},
+		{Name: "pexpire", Arity: -3, Flags: FlagWrite | FlagFast, FirstKey: 1, LastKey: 1, Step: 1, Group: g, Since: "2.6.0",
+			Summary: "Sets the expiration time of a key in milliseconds.", Handler: cmdPExpire},
+		{Name: "expireat", Arity: -3, Flags: FlagWrite | FlagFast, FirstKey: 1, LastKey: 1, Step: 1, Group: g, Since: "1.2.0",
+			Summary: "Sets the expiration time of a key to a Unix timestamp.", Handler: cmdExpireAt},
+		{Name: "pexpireat", Arity: -3, Flags: FlagWrite | FlagFast, FirstKey: 1, LastKey: 1, Step: 1, Group: g, Since: "2.6.0",
+			Summary: "Sets the expiration time of a key to a Unix milliseconds timestamp.", Handler: cmdPExpireAt},
+		{Name: "ttl", Arity: 2, Flags: FlagReadonly | FlagFast, FirstKey: 1, LastKey: 1, Step: 1, Group: g, Since: "1.0.0",
+			Summary: "Returns the expiration time in seconds of a key.", Handler: cmdTTL},
+		{Name: "pttl", Arity: 2, Flags: FlagReadonly | FlagFast, FirstKey: 1, LastKey: 1, Step: 1, Group: g, Since: "2.6.0",
+			Summary: "Returns the expiration time in milliseconds of a key.", Handler: cmdPTTL},
+		{Name: "expiretime", Arity: 2, Flags: FlagReadonly | FlagFast, FirstKey: 1, LastKey: 1, Step: 1, Group: g, Since: "7.0.0",
+			Summary: "Returns the expiration time of a key as a Unix timestamp.", Handler: cmdExpireTime},
+		{Name: "pexpiretime", Arity: 2, Flags: FlagReadonly | FlagFast, FirstKey: 1, LastKey: 1, Step: 1, Group: g, Since: "7.0.0",
+			Summary: "Returns the expiration time of a key as a Unix milliseconds timestamp.", Handler: cmdPExpireTime},
+		{Name: "persist", Arity: 2, Flags: FlagWrite | FlagFast, FirstKey: 1, LastKey: 1, Step: 1, Group: g, Since: "2.2.0",
+			Summary: "Removes the expiration time of a key.", Handler: cmdPersist},
+		{Name: "keys", Arity: 2, Flags: FlagReadonly | FlagKeyspace, Group: g, Since: "1.0.0",
+			Summary: "Returns all key names that match a pattern.", Handler: cmdKeys},
+		{Name: "scan", Arity: -2, Flags: FlagReadonly | FlagKeyspace, Group: g, Since: "2.8.0",
+			Summary: "Iterates over the key names in the database.", Handler: cmdScan},
+		{Name: "randomkey", Arity: 1, Flags: FlagReadonly | FlagKeyspace, Group: g, Since: "1.0.0",
+			Summary: "Returns a random key name from the database.", Handler: cmdRandomKey},
+	}
+}
+
+// Error replies of the key commands (Redis's exact texts).
+const (
+	errExpireNXOpts  = "ERR NX and XX, GT or LT options at the same time are not compatible"
+	errExpireGTLT    = "ERR GT and LT options at the same time are not compatible"
+	errSameObject    = "ERR source and destination objects are the same"
+	errInvalidCursor = "ERR invalid cursor"
+	errIntRange      = "ERR value is out of range, value must between -2147483648 and 2147483647"
+	// Turnstile's own: see cmdCopy.
+	errCopyOtherDB = "ERR COPY to another database is not supported"
+)
+
+// isKeyword reports whether arg equals the lower-case ASCII word kw,
+// ignoring ASCII case only (as Redis's strcasecmp does).
+func isKeyword(arg []byte, kw string) bool {
+	if len(arg) != len(kw) {
+		return false
+	}
+	for i := 0; i < len(arg); i++ {
+		if lower(arg[i]) != kw[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// cmdDel is DEL and UNLINK: the number of keys removed. A key named twice
+// counts once; an expired key does not count.
+func cmdDel(x *Ctx) {
+	var n int64
+	for _, k := range x.args[1:] {
+		if x.db.Delete(k, x.now) {
+			n++
+		}
+	}
+	x.w.Int(n)
+}
+
+// cmdExists is EXISTS and TOUCH: the number of arguments naming a live key,
+// so a key named twice counts twice.
+func cmdExists(x *Ctx) {
+	var n int64
+	for _, k := range x.args[1:] {
+		if _, ok := x.db.Get(k, x.now); ok {
+			n++
+		}
+	}
+	x.w.Int(n)
+}
+
+func cmdType(x *Ctx) {
+	e, ok := x.db.Get(x.args[1], x.now)
+	if !ok {
+		x.w.Status("none")
+		return
+	}
+	x.w.Status(e.TypeName())
+}
+
+func cmdRename(x *Ctx)   { renameKey(x, false) }
+func cmdRenameNX(x *Ctx) { renameKey(x, true) }
+
+// renameKey moves the entry, expiry included, from the first key to the
+// second; RENAME overwrites the destination, RENAMENX leaves it alone.
+func renameKey(x *Ctx, nx bool) {
+	src, dst := x.args[1], x.args[2]
+	e, ok := x.db.Get(src, x.now)
+	if !ok {
+		x.w.Error(errNoSuchKey)
+		return
+	}
+	if bytes.Equal(src, dst) {
+		if nx {
+			x.w.Int(0)
+		} else {
+			x.w.OK()
+		}
+		return
+	}
+	if nx {
+		if _, exists := x.db.Get(dst, x.now); exists {
+			x.w.Int(0)
+			return
+		}
+	}
+	x.db.Delete(src, x.now)
+	x.db.Put(dst, e)
+	if nx {
+		x.w.Int(1)
+	} else {
+		x.w.OK()
+	}
+}
+
+// cmdCopy is COPY source destination [DB index] [REPLACE]. The destination
+// keeps the source's expiry.
+//
+// A DB naming another database than the selected one is refused: the
+// dispatcher locks only the selected database's shards, and a handler may
+// not take more locks.
+func cmdCopy(x *Ctx) {
+	replace := false
+	db := x.c.db
+	for j := 3; j < len(x.args); j++ {
+		a := x.args[j]
+		switch {
+		case isKeyword(a, "replace"):
+			replace = true
+		case isKeyword(a, "db") && j+1 < len(x.args):
+			j++
+			n, ok := shards.ParseCanonicalInt(x.args[j])
+			if !ok {
+				x.w.Error(errNotInt)
+				return
+			}
+			if n < math.MinInt32 || n > math.MaxInt32 {
+				x.w.Error(errIntRange)
+				return
+			}
+			if n < 0 || n >= int64(len(x.s.dbs)) {
+				x.w.Error(errDBRange)
+				return
+			}
+			db = int(n)
+		default:
+			x.w.Error(errSyntax)
+			return
+		}
+	}
+	src, dst := x.args[1], x.args[2]
+	if db == x.c.db && bytes.Equal(src, dst) {
+		x.w.Error(errSameObject)
+		return
+	}
+	if db != x.c.db {
+		x.w.Error(errCopyOtherDB)
+		return
+	}
+	e, ok := x.db.Get(src, x.now)
+	if !ok {
+		x.w.Int(0)
+		return
+	}
+	if _, exists := x.db.Get(dst, x.now); exists && !replace {
+		x.w.Int(0)
+		return
+	}
+	x.db.Put(dst, copyEntry(e))
+	x.w.Int(1)
+}
+
+// copyEntry returns an entry that shares no mutable memory with e. Stored
+// string bytes are immutable, but a copy keeps COPY safe should a value type
+// ever be changed in place.
+func copyEntry(e shards.Entry) shards.Entry {
+	if b, ok := e.Obj.([]byte); ok {
+		e.Obj = bytes.Clone(b)
+	}
+	return e
+}
+
+func cmdExpire(x *Ctx)    { expireGeneric(x, unitSeconds, false) }
+func cmdPExpire(x *Ctx)   { expireGeneric(x, unitMillis, false) }
+func cmdExpireAt(x *Ctx)  { expireGeneric(x, unitSeconds, true) }
+func cmdPExpireAt(x *Ctx) { expireGeneric(x, unitMillis, true) }
+
+// Conditions of the EXPIRE family.
+const (
+	expNX = 1 << iota // only when the key has no expiry
+	expXX             // only when the key has an expiry
+	expGT             // only when the new expiry is later (no expiry = infinite)
+	expLT             // only when the new expiry is earlier (no expiry = infinite)
+)
+
+// expireGeneric is EXPIRE, PEXPIRE, EXPIREAT and PEXPIREAT with their NX,
+// XX, GT and LT conditions. It replies 1 when the expiry was set, 0 when the
+// key is missing or a condition failed. An expiry at or before now deletes
+// the key (and replies 1). Checks run in Redis's order: options, then the
+// number, then overflow, then the key.
+func expireGeneric(x *Ctx, unit int64, abs bool) {
+	flags := 0
+	for _, a := range x.args[3:] {
+		switch {
+		case isKeyword(a, "nx"):
+			flags |= expNX
+		case isKeyword(a, "xx"):
+			flags |= expXX
+		case isKeyword(a, "gt"):
+			flags |= expGT
+		case isKeyword(a, "lt"):
+			flags |= expLT
+		default:
+			x.w.Error("ERR Unsupported option " + string(a))
+			return
+		}
+	}
+	if flags&expNX != 0 && flags&(expXX|expGT|expLT) != 0 {
+		x.w.Error(errExpireNXOpts)
+		return
+	}
+	if flags&expGT != 0 && flags&expLT != 0 {
+		x.w.Error(errExpireGTLT)
+		return
+	}
+	n, ok := shards.ParseCanonicalInt(x.args[2])
+	if !ok {
+		x.w.Error(errNotInt)
+		return
+	}
+	whenMs, ok := absExpiryMs(nsToMs(x.now), n, unit, abs)
+	if !ok {
+		x.w.Error(fmt.Sprintf(errInvalidExp, x.cmd.Name))
+		return
+	}
+	key := x.args[1]
+	e, ok := x.db.Get(key, x.now)
+	if !ok {
+		x.w.Int(0)
+		return
+	}
+	// Conditions compare Unix ms, the unit clients see (PEXPIRETIME).
+	hasExp := e.Exp != 0
+	curMs := nsToMs(e.Exp)
+	if (flags&expNX != 0 && hasExp) ||
+		(flags&expXX != 0 && !hasExp) ||
+		(flags&expGT != 0 && (!hasExp || whenMs <= curMs)) ||
+		(flags&expLT != 0 && hasExp && whenMs >= curMs) {
+		x.w.Int(0)
+		return
+	}
+	exp := msToNs(whenMs)
+	if exp <= x.now || exp <= 0 {
+		x.db.Delete(key, x.now)
+	} else {
+		e.Exp = exp
+		x.db.Put(key, e)
+	}
+	x.w.Int(1)
+}
+
+// ttlReply writes -2 for a missing key, -1 for a key without expiry, or
+// f(expiry) otherwise.
+func ttlReply(x *Ctx, f func(exp int64) int64) {
+	e, ok := x.db.Get(x.args[1], x.now)
+	switch {
+	case !ok:
+		x.w.Int(-2)
+	case e.Exp == 0:
+		x.w.Int(-1)
+	default:
+		x.w.Int(f(e.Exp))
+	}
+}
+
+func cmdTTL(x *Ctx) {
+	ttlReply(x, func(exp int64) int64 { return remainingSeconds(exp, x.now) })
+}
+
+func cmdPTTL(x *Ctx) {
+	ttlReply(x, func(exp int64) int64 { return remainingMs(exp, x.now) })
+}
+
+func cmdExpireTime(x *Ctx)  { ttlReply(x, unixSeconds) }
+func cmdPExpireTime(x *Ctx) { ttlReply(x, nsToMs) }
+
+func cmdPersist(x *Ctx) {
+	key := x.args[1]
+	e, ok := x.db.Get(key, x.now)
+	if !ok || e.Exp == 0 {
+		x.w.Int(0)
+		return
+	}
+	e.Exp = 0
+	x.db.Put(key, e)
+	x.w.Int(1)
+}
+
+// matchesAll reports whether pattern is exactly "*", which KEYS and SCAN
+// treat as no filter at all (so it also returns the empty key, which the
+// glob "*" does not match).
+func matchesAll(pattern []byte) bool { return len(pattern) == 1 && pattern[0] == '*' }
+
+func cmdKeys(x *Ctx) {
+	pat := x.args[1]
+	all := matchesAll(pat)
+	var keys []string
+	x.db.ForEach(x.now, x.allLocked, func(k string, _ shards.Entry) bool {
+		if all || globMatch(pat, k, false) {
+			keys = append(keys, k)
+		}
+		return true
+	})
+	x.w.Array(len(keys))
+	for _, k := range keys {
+		x.w.BulkString(k)
+	}
+}
+
+func cmdRandomKey(x *Ctx) {
+	k, ok := x.db.RandomKey(x.now, x.allLocked)
+	if !ok {
+		x.w.Null()
+		return
+	}
+	x.w.BulkString(k)
+}

@@ -1,0 +1,192 @@
+package server
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/turnstile/turnstile/clock"
+	"github.com/turnstile/turnstile/shards"
+)
+
+// keysEpoch is where the key tests' manual clock starts: 2023-11-14T22:13:20Z.
+const keysEpoch = int64(1_700_000_000_000_000_000)
+
+// startKeysTestServer starts a server on a free loopback port with a manual
+// clock set to keysEpoch and returns it with its address and clock. mod may
+// adjust the config (e.g. Hz, Shards). The server is closed when the test
+// ends.
+func startKeysTestServer(t testing.TB, mod ...func(*Config)) (*Server, string, *clock.Manual) {
+	t.Helper()
+	clk := clock.NewManual(keysEpoch)
+	cfg := DefaultConfig()
+	cfg.Port = 0
+	cfg.Shards = 16
+	cfg.Clock = clk
+	cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	for _, m := range mod {
+		m(&cfg)
+	}
+	s, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := s.Listen()
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- s.Serve(context.Background(), ln) }()
+	t.Cleanup(func() {
+		s.Close()
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Errorf("serve: %v", err)
+			}
+		case <-time.After(5 * time.Second):
+			t.Errorf("server did not stop")
+		}
+	})
+	return s, ln.Addr().String(), clk
+}
+
+// keysClient returns a go-redis client for addr, closed when the test ends.
+func keysClient(t testing.TB, addr string) *redis.Client {
+	t.Helper()
+	rc := redis.NewClient(&redis.Options{Addr: addr, Protocol: 2, DisableIdentity: true, MaxRetries: -1})
+	t.Cleanup(func() { rc.Close() })
+	return rc
+}
+
+// keysPut stores a string value directly in database db (the branch has no
+// SET); exp is absolute Unix ns, 0 for none. It takes the key's shard lock.
+func keysPut(s *Server, db int, key, val string, exp int64) {
+	m := s.dbs[db]
+	i := m.ShardOf([]byte(key))
+	m.Lock(i)
+	m.Put([]byte(key), shards.BytesEntry([]byte(val), exp))
+	m.Unlock(i)
+}
+
+// keysEntry reads key's raw entry from database db without expiring it.
+func keysEntry(s *Server, db int, key string, now int64) (shards.Entry, bool) {
+	m := s.dbs[db]
+	i := m.ShardOf([]byte(key))
+	m.Lock(i)
+	defer m.Unlock(i)
+	return m.Get([]byte(key), now)
+}
+
+// keysConn is a raw RESP connection for tests that compare exact reply bytes.
+type keysConn struct {
+	t  testing.TB
+	c  net.Conn
+	br *bufio.Reader
+}
+
+func dialKeys(t testing.TB, addr string) *keysConn {
+	t.Helper()
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return &keysConn{t: t, c: c, br: bufio.NewReader(c)}
+}
+
+// do sends one command as a RESP array and returns the raw reply.
+func (k *keysConn) do(args ...string) string {
+	k.t.Helper()
+	var b strings.Builder
+	fmt.Fprintf(&b, "*%d\r\n", len(args))
+	for _, a := range args {
+		fmt.Fprintf(&b, "$%d\r\n%s\r\n", len(a), a)
+	}
+	k.c.SetDeadline(time.Now().Add(10 * time.Second))
+	if _, err := io.WriteString(k.c, b.String()); err != nil {
+		k.t.Fatalf("write: %v", err)
+	}
+	r, err := keysReadReply(k.br)
+	if err != nil {
+		k.t.Fatalf("read reply to %q: %v", args, err)
+	}
+	return r
+}
+
+// keysReadReply reads one complete RESP2/RESP3 reply and returns its bytes.
+func keysReadReply(br *bufio.Reader) (string, error) {
+	line, err := br.ReadString('\n')
+	if err != nil {
+		return "", err
+	}
+	if len(line) < 3 {
+		return "", fmt.Errorf("short line %q", line)
+	}
+	n, _ := strconv.Atoi(line[1 : len(line)-2])
+	switch line[0] {
+	case '$', '=', '!':
+		if n < 0 {
+			return line, nil
+		}
+		buf := make([]byte, n+2)
+		if _, err := io.ReadFull(br, buf); err != nil {
+			return "", err
+		}
+		return line + string(buf), nil
+	case '*', '~', '>', '%', '|':
+		if line[0] == '%' || line[0] == '|' {
+			n *= 2
+		}
+		out := line
+		for i := 0; i < n; i++ {
+			r, err := keysReadReply(br)
+			if err != nil {
+				return "", err
+			}
+			out += r
+		}
+		return out, nil
+	}
+	return line, nil
+}
+
+// keysResp builds expected replies: ints become ":n", strings starting with
+// '+' or '-' are status/error lines, nil is the null bulk, []string an array
+// of bulks, []any a nested array, anything else a bulk string.
+func keysResp(v any) string {
+	switch v := v.(type) {
+	case int:
+		return ":" + strconv.Itoa(v) + "\r\n"
+	case int64:
+		return ":" + strconv.FormatInt(v, 10) + "\r\n"
+	case nil:
+		return "$-1\r\n"
+	case []string:
+		s := "*" + strconv.Itoa(len(v)) + "\r\n"
+		for _, e := range v {
+			s += "$" + strconv.Itoa(len(e)) + "\r\n" + e + "\r\n"
+		}
+		return s
+	case []any:
+		s := "*" + strconv.Itoa(len(v)) + "\r\n"
+		for _, e := range v {
+			s += keysResp(e)
+		}
+		return s
+	case string:
+		if strings.HasPrefix(v, "+") || strings.HasPrefix(v, "-") {
+			return v + "\r\n"
+		}
+		return "$" + strconv.Itoa(len(v)) + "\r\n" + v + "\r\n"
+	}
+	panic(fmt.Sprintf("keysResp: unsupported %T", v))
+}
