@@ -115,32 +115,35 @@ func writeCommandInfo(w *Writer, c *Command) {
 	w.Array(0) // subcommands
 }
 
+// aclCategories is Redis's category table; COMMAND lists a command's
+// categories in this order.
+var aclCategories = []string{"keyspace", "read", "write", "set", "sortedset", "list", "hash",
+	"string", "bitmap", "hyperloglog", "geo", "stream", "pubsub", "admin", "fast", "slow",
+	"blocking", "dangerous", "connection", "transaction", "scripting"}
+
 // categories derives the ACL categories COMMAND reports from the row.
 func (c *Command) categories() []string {
-	var cats []string
-	switch {
-	case c.Has(FlagWrite):
-		cats = append(cats, "@write")
-	case c.Has(FlagReadonly):
-		cats = append(cats, "@read")
-	}
-	if c.Has(FlagAdmin) {
-		cats = append(cats, "@admin", "@dangerous")
-	}
-	if c.Has(FlagFast) {
-		cats = append(cats, "@fast")
-	} else {
-		cats = append(cats, "@slow")
+	has := map[string]bool{
+		"write": c.Has(FlagWrite),
+		"read":  c.Has(FlagReadonly),
+		"admin": c.Has(FlagAdmin), "dangerous": c.Has(FlagAdmin),
+		"fast": c.Has(FlagFast), "slow": !c.Has(FlagFast),
 	}
 	switch c.Group {
 	case "string":
-		cats = append(cats, "@string")
+		has["string"] = true
 	case "generic":
-		cats = append(cats, "@keyspace")
+		has["keyspace"] = true
 	case "connection":
-		cats = append(cats, "@connection")
+		has["connection"] = true
 	case "transactions":
-		cats = append(cats, "@transaction")
+		has["transaction"] = true
+	}
+	var cats []string
+	for _, name := range aclCategories {
+		if has[name] {
+			cats = append(cats, "@"+name)
+		}
 	}
 	return cats
 }

@@ -3,20 +3,15 @@ package server
 import (
 	"context"
 	"math/rand/v2"
-	"os"
 	"testing"
 
 	"github.com/redis/go-redis/v9"
 )
 
 // TestGlobOracle compares globMatch with a real Redis's KEYS on random keys
-// and patterns. It runs only when TURNSTILE_REDIS_ORACLE names a Redis
-// address (e.g. 127.0.0.1:6392); it flushes database 15 there.
+// and patterns (a private redis-server, as in TestCompatWithRedis).
 func TestGlobOracle(t *testing.T) {
-	addr := os.Getenv("TURNSTILE_REDIS_ORACLE")
-	if addr == "" {
-		t.Skip("TURNSTILE_REDIS_ORACLE not set")
-	}
+	addr := startRedis(t)
 	ctx := context.Background()
 	rc := redis.NewClient(&redis.Options{Addr: addr, DB: 15, Protocol: 2})
 	defer rc.Close()
@@ -70,10 +65,7 @@ func TestGlobOracle(t *testing.T) {
 
 // TestGlobOracleTable checks the expectations of globCases against Redis.
 func TestGlobOracleTable(t *testing.T) {
-	addr := os.Getenv("TURNSTILE_REDIS_ORACLE")
-	if addr == "" {
-		t.Skip("TURNSTILE_REDIS_ORACLE not set")
-	}
+	addr := startRedis(t)
 	ctx := context.Background()
 	rc := redis.NewClient(&redis.Options{Addr: addr, DB: 15, Protocol: 2})
 	defer rc.Close()
