@@ -88,20 +88,9 @@ func parseScanCursor(b []byte) (uint64, bool) {
 		neg = b[0] == '-'
 		i++
 	}
-	if i == len(b) {
+	u, ok := parseDigits(b[i:])
+	if !ok {
 		return 0, false
-	}
-	var u uint64
-	for ; i < len(b); i++ {
-		c := b[i]
-		if c < '0' || c > '9' {
-			return 0, false
-		}
-		d := uint64(c - '0')
-		if u > (^uint64(0)-d)/10 {
-			return 0, false
-		}
-		u = u*10 + d
 	}
 	if neg {
 		u = -u

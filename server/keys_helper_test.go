@@ -2,10 +2,8 @@ package server
 
 import (
 	"bufio"
-	"context"
 	"fmt"
 	"io"
-	"log/slog"
 	"net"
 	"strconv"
 	"strings"
@@ -17,47 +15,14 @@ import (
 	"github.com/turnstile/turnstile/shards"
 )
 
-// keysEpoch is where the key tests' manual clock starts: 2023-11-14T22:13:20Z.
-const keysEpoch = int64(1_700_000_000_000_000_000)
-
-// startKeysTestServer starts a server on a free loopback port with a manual
-// clock set to keysEpoch and returns it with its address and clock. mod may
-// adjust the config (e.g. Hz, Shards). The server is closed when the test
-// ends.
+// startKeysTestServer is newTestServer; the key tests call it by this name.
 func startKeysTestServer(t testing.TB, mod ...func(*Config)) (*Server, string, *clock.Manual) {
 	t.Helper()
-	clk := clock.NewManual(keysEpoch)
-	cfg := DefaultConfig()
-	cfg.Port = 0
-	cfg.Shards = 16
-	cfg.Clock = clk
-	cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
-	for _, m := range mod {
-		m(&cfg)
-	}
-	s, err := New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ln, err := s.Listen()
-	if err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- s.Serve(context.Background(), ln) }()
-	t.Cleanup(func() {
-		s.Close()
-		select {
-		case err := <-done:
-			if err != nil {
-				t.Errorf("serve: %v", err)
-			}
-		case <-time.After(5 * time.Second):
-			t.Errorf("server did not stop")
-		}
-	})
-	return s, ln.Addr().String(), clk
+	return newTestServer(t, mod...)
 }
+
+// keysEpoch is where the key tests' manual clock starts.
+const keysEpoch = testEpoch
 
 // keysClient returns a go-redis client for addr, closed when the test ends.
 func keysClient(t testing.TB, addr string) *redis.Client {
