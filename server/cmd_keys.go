@@ -204,18 +204,8 @@ func cmdCopy(x *Ctx) {
 		x.w.Int(0)
 		return
 	}
-	x.db.Put(dst, copyEntry(e))
+	x.db.Put(dst, e) // Put copies the value bytes
 	x.w.Int(1)
-}
-
-// copyEntry returns an entry that shares no mutable memory with e. Stored
-// string bytes are immutable, but a copy keeps COPY safe should a value type
-// ever be changed in place.
-func copyEntry(e shards.Entry) shards.Entry {
-	if b, ok := e.Obj.([]byte); ok {
-		e.Obj = bytes.Clone(b)
-	}
-	return e
 }
 
 func cmdExpire(x *Ctx)    { expireGeneric(x, unitSeconds, false) }

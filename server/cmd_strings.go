@@ -276,7 +276,7 @@ func setGeneric(x *Ctx, key, val []byte, flags int, exp int64, intReply bool) {
 	if flags&optKeepTTL != 0 && found {
 		exp = old.Exp
 	}
-	storeString(x, key, shards.BytesEntry(bytes.Clone(val), exp))
+	storeString(x, key, shards.BytesEntry(val, exp))
 	if flags&optGet != 0 {
 		return
 	}
@@ -308,7 +308,7 @@ func cmdGetSet(x *Ctx) {
 	if _, _, ok := replyGet(x, x.args[1]); !ok {
 		return
 	}
-	x.db.Put(x.args[1], shards.BytesEntry(bytes.Clone(x.args[2]), 0))
+	x.db.Put(x.args[1], shards.BytesEntry(x.args[2], 0))
 }
 
 // cmdGetEX implements GETEX key [EX|PX|EXAT|PXAT n|PERSIST].
@@ -376,7 +376,7 @@ func cmdMSet(x *Ctx) {
 		}
 	}
 	for i := 1; i < len(x.args); i += 2 {
-		x.db.Put(x.args[i], shards.BytesEntry(bytes.Clone(x.args[i+1]), 0))
+		x.db.Put(x.args[i], shards.BytesEntry(x.args[i+1], 0))
 	}
 	if nx {
 		x.w.Int(1)
@@ -488,7 +488,7 @@ func cmdAppend(x *Ctx) {
 		return
 	}
 	if !found {
-		x.db.Put(key, shards.BytesEntry(bytes.Clone(add), 0))
+		x.db.Put(key, shards.BytesEntry(add, 0))
 		x.w.Int(int64(len(add)))
 		return
 	}

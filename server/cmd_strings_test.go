@@ -54,7 +54,7 @@ func putNonString(s *Server, key string) {
 	db := s.dbs[0]
 	i := db.ShardOf([]byte(key))
 	db.Lock(i)
-	db.Put([]byte(key), shards.Entry{Kind: shards.Kind(200), Obj: "hash"})
+	db.Put([]byte(key), shards.Entry{Kind: shards.Kind(9), Obj: "hash"})
 	db.Unlock(i)
 }
 

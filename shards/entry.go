@@ -2,7 +2,8 @@ package shards
 
 import "strconv"
 
-// Kind is the type of value an entry holds.
+// Kind is the type of value an entry holds. Kinds are below 16: the table
+// keeps the kind in 4 bits of a slot.
 type Kind uint8
 
 const (
@@ -10,15 +11,17 @@ const (
 	// (what Redis calls the "int" encoding). GCRA state is stored this way:
 	// the theoretical arrival time in ns, with Exp set to the same instant.
 	KindInt Kind = iota + 1
-	// KindBytes is any other string; Obj holds its []byte.
+	// KindBytes is any other string; Str holds its bytes.
 	KindBytes
 )
 
-// Entry is one value in the keyspace. It is kept small and copied by value.
+// Entry is one value in the keyspace, as Get returns it and Put takes it.
+// It is a decoded view: the table stores it in a compact form.
 type Entry struct {
-	Exp  int64 // absolute expiry in Unix ns; 0 = no expiry
-	Int  int64 // value when Kind == KindInt
-	Obj  any   // []byte when Kind == KindBytes; room for hash/list/zset later
+	Exp  int64  // absolute expiry in Unix ns; 0 = no expiry
+	Int  int64  // value when Kind == KindInt
+	Str  []byte // value when Kind == KindBytes (read-only)
+	Obj  any    // value of other kinds (room for hash/list/zset later)
 	Kind Kind
 }
 
@@ -26,12 +29,12 @@ type Entry struct {
 func IntEntry(n int64, exp int64) Entry { return Entry{Kind: KindInt, Int: n, Exp: exp} }
 
 // BytesEntry returns a string entry holding b, using the integer form when b
-// is the canonical decimal form of an int64. b is not copied.
+// is the canonical decimal form of an int64. b is not copied (Put copies).
 func BytesEntry(b []byte, exp int64) Entry {
 	if n, ok := ParseCanonicalInt(b); ok {
 		return Entry{Kind: KindInt, Int: n, Exp: exp}
 	}
-	return Entry{Kind: KindBytes, Obj: b, Exp: exp}
+	return Entry{Kind: KindBytes, Str: b, Exp: exp}
 }
 
 // IsString reports whether the entry is of Redis type "string".
@@ -51,8 +54,7 @@ func (e Entry) AppendString(dst []byte) []byte {
 	if e.Kind == KindInt {
 		return strconv.AppendInt(dst, e.Int, 10)
 	}
-	b, _ := e.Obj.([]byte)
-	return append(dst, b...)
+	return append(dst, e.Str...)
 }
 
 // StrLen returns the length in bytes of a string entry's value.
@@ -61,15 +63,13 @@ func (e Entry) StrLen() int {
 		var buf [20]byte
 		return len(strconv.AppendInt(buf[:0], e.Int, 10))
 	}
-	b, _ := e.Obj.([]byte)
-	return len(b)
+	return len(e.Str)
 }
 
 // Bytes returns the raw bytes of a KindBytes entry (nil otherwise). The
 // caller must not modify them: stored values are immutable.
 func (e Entry) Bytes() []byte {
-	b, _ := e.Obj.([]byte)
-	return b
+	return e.Str
 }
 
 // ParseCanonicalInt parses b when it is exactly the canonical decimal form of

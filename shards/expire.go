@@ -1,5 +1,7 @@
 package shards
 
+import "math/rand/v2"
+
 // Active expiry parameters, after Redis's activeExpireCycle: look at up to
 // sampleSize keys with a TTL, and look again while more than a quarter of
 // them had expired, at most maxRounds times per shard visit. scanLimit bounds
@@ -39,22 +41,33 @@ func (m *Map) ExpireCycle(now int64, nShards int) int {
 	return removed
 }
 
-// sampleExpireLocked looks at up to sampleSize keys with a TTL, starting at
-// a random point of the map, and deletes the expired ones.
+// sampleExpireLocked looks at up to sampleSize keys with a TTL, walking the
+// slots from a random point, and deletes the expired ones.
 func (s *shard) sampleExpireLocked(now int64) (sampled, expired int) {
-	steps := 0
-	for k, e := range s.m {
-		steps++
-		if e.Exp != 0 {
-			sampled++
-			if e.Exp <= now {
-				s.deleteLocked(k, e)
-				expired++
-			}
+	t := &s.t
+	if t.n == 0 {
+		return 0, 0
+	}
+	i := rand.IntN(len(t.slots))
+	for steps := 0; steps < scanLimit && sampled < sampleSize; steps++ {
+		if t.slots[i].meta == 0 {
+			i = t.next(i)
+			continue
 		}
-		if sampled >= sampleSize || steps >= scanLimit {
-			break
+		exp := t.expAt(i)
+		if exp == 0 {
+			i = t.next(i)
+			continue
 		}
+		sampled++
+		if exp > now {
+			i = t.next(i)
+			continue
+		}
+		key, _, _ := t.keyAt(i)
+		s.deleteAtLocked(i, key, exp) // key bytes in the arena are never overwritten
+		expired++
+		// Deletion shifted a later slot into i: look at i again.
 	}
 	return sampled, expired
 }

@@ -1,18 +1,15 @@
 package shards
 
-import (
-	"math/rand/v2"
+import "math/rand/v2"
 
-	"github.com/cespare/xxhash/v2"
-)
-
-// A SCAN cursor is shard<<48 | pos, where pos is the top 48 bits of a key's
-// hash. Within a shard, a step returns the keys whose pos lies in a range
+// A SCAN cursor is shard<<48 | pos, where pos is a key's 24-bit hash tag.
+// Within a shard, a step returns the keys whose pos lies in a range
 // [from, limit] and the next step starts at limit+1, so a key present for
 // the whole scan is returned exactly once, whatever else changes.
-const posBits = 48
-
-func keyPos(k string) uint64 { return xxhash.Sum64String(k) >> (64 - posBits) }
+const (
+	posBits  = 48
+	posLimit = 1<<24 - 1 // largest tag
+)
 
 // Scan visits live keys from cursor on, at least count of them (more when
 // several keys share a position) unless the keyspace ends first, and returns
@@ -56,14 +53,12 @@ func (m *Map) Scan(cursor uint64, count int, now int64, allLocked bool, fn func(
 // included), or for all keys from on when there are no more than count.
 // more reports whether keys past limit remain. Requires the shard locked.
 func (s *shard) scanLocked(from uint64, count int, now int64, h *posHeap, fn func(string, Entry)) (n int, limit uint64, more bool) {
+	t := &s.t
 	// Pass 1: the count smallest positions >= from, and how many there are.
-	h.reset(min(count, len(s.m)))
+	h.reset(min(count, t.n))
 	total := 0
-	for k, e := range s.m {
-		if e.Exp != 0 && e.Exp <= now {
-			continue
-		}
-		if p := keyPos(k); p >= from {
+	for i := range t.slots {
+		if p, ok := t.livePos(i, now); ok && p >= from {
 			total++
 			h.offer(p)
 		}
@@ -71,21 +66,31 @@ func (s *shard) scanLocked(from uint64, count int, now int64, h *posHeap, fn fun
 	if total == 0 {
 		return 0, 0, false
 	}
-	limit = 1<<posBits - 1
+	limit = posLimit
 	if total > count {
 		limit = h.max()
 	}
 	// Pass 2: the keys in [from, limit].
-	for k, e := range s.m {
-		if e.Exp != 0 && e.Exp <= now {
-			continue
-		}
-		if p := keyPos(k); p >= from && p <= limit {
-			fn(k, e)
+	for i := range t.slots {
+		if p, ok := t.livePos(i, now); ok && p >= from && p <= limit {
+			k, _, _ := t.keyAt(i)
+			fn(string(k), t.entry(i))
 			n++
 		}
 	}
 	return n, limit, n < total
+}
+
+// livePos returns the scan position (tag) of slot i if it holds a live key.
+func (t *table) livePos(i int, now int64) (uint64, bool) {
+	m := t.slots[i].meta
+	if m == 0 {
+		return 0, false
+	}
+	if exp := t.expAt(i); exp != 0 && exp <= now {
+		return 0, false
+	}
+	return uint64(m >> tagShift), true
 }
 
 // posHeap keeps the k smallest positions offered: a max-heap of at most k.
@@ -137,21 +142,27 @@ func (h *posHeap) offer(p uint64) {
 // the shard lock held and must not call back into the Map. If allLocked, the
 // caller already holds every shard.
 func (m *Map) ForEach(now int64, allLocked bool, fn func(key string, e Entry) bool) {
-	for i := range m.shards {
+	for si := range m.shards {
 		if !allLocked {
-			m.Lock(i)
+			m.Lock(si)
 		}
+		t := &m.shards[si].t
 		ok := true
-		for k, e := range m.shards[i].m {
+		for i := range t.slots {
+			if t.slots[i].meta == 0 {
+				continue
+			}
+			e := t.entry(i)
 			if e.Exp != 0 && e.Exp <= now {
 				continue
 			}
-			if ok = fn(k, e); !ok {
+			k, _, _ := t.keyAt(i)
+			if ok = fn(string(k), e); !ok {
 				break
 			}
 		}
 		if !allLocked {
-			m.Unlock(i)
+			m.Unlock(si)
 		}
 		if !ok {
 			return
@@ -159,34 +170,46 @@ func (m *Map) ForEach(now int64, allLocked bool, fn func(key string, e Entry) bo
 	}
 }
 
-// RandomKey returns a random live key, or false when there is none. The
-// choice is uniform over shards, then over a map's iteration start.
+// RandomKey returns a random live key, or false when there is none: a
+// random shard, then the first live slot from a random index.
 func (m *Map) RandomKey(now int64, allLocked bool) (string, bool) {
 	n := len(m.shards)
 	start := rand.IntN(n)
 	for j := 0; j < n; j++ {
-		i := (start + j) % n
-		if m.shards[i].keys.Load() == 0 {
+		si := (start + j) % n
+		if m.shards[si].keys.Load() == 0 {
 			continue
 		}
 		if !allLocked {
-			m.Lock(i)
+			m.Lock(si)
 		}
-		var key string
-		found := false
-		for k, e := range m.shards[i].m {
-			if e.Exp != 0 && e.Exp <= now {
-				continue
-			}
-			key, found = k, true
-			break
-		}
+		key, found := m.shards[si].t.randomLive(now)
 		if !allLocked {
-			m.Unlock(i)
+			m.Unlock(si)
 		}
 		if found {
 			return key, true
 		}
+	}
+	return "", false
+}
+
+// randomLive returns the key of the first live slot at or after a random index.
+func (t *table) randomLive(now int64) (string, bool) {
+	if t.n == 0 {
+		return "", false
+	}
+	start := rand.IntN(len(t.slots))
+	for j := range t.slots {
+		i := (start + j) % len(t.slots)
+		if t.slots[i].meta == 0 {
+			continue
+		}
+		if exp := t.expAt(i); exp != 0 && exp <= now {
+			continue
+		}
+		k, _, _ := t.keyAt(i)
+		return string(k), true
 	}
 	return "", false
 }

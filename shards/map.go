@@ -25,11 +25,11 @@ type Map struct {
 // shard is one stripe. Fields other than the atomics are guarded by mu.
 type shard struct {
 	mu      sync.Mutex
-	m       map[string]Entry // nil until the first insert
-	watch   map[string][]*Watch
-	keys    atomic.Int64 // len(m), readable without mu
-	expires atomic.Int64 // entries with Exp != 0, readable without mu
-	_       [64]byte     // keep neighbouring shards' locks off one cache line
+	t       table
+	watch   map[string][]*Watch // nil until the first WATCH
+	keys    atomic.Int64        // live slots, readable without mu
+	expires atomic.Int64        // entries with Exp != 0, readable without mu
+	_       [64]byte            // keep neighbouring shards' locks off one cache line
 }
 
 // New returns a Map with n shards; n is rounded up to a power of two and
@@ -45,9 +45,6 @@ func New(n int) *Map {
 	return &Map{shards: make([]shard, n), mask: uint64(n - 1)}
 }
 
-// Hash returns the hash that places key.
-func Hash(key []byte) uint64 { return xxhash.Sum64(key) }
-
 // NumShards returns the number of shards.
 func (m *Map) NumShards() int { return len(m.shards) }
 
@@ -60,38 +57,41 @@ func (m *Map) Lock(i int) { m.shards[i].mu.Lock() }
 // Unlock unlocks shard i.
 func (m *Map) Unlock(i int) { m.shards[i].mu.Unlock() }
 
-func (m *Map) shardFor(key []byte) *shard { return &m.shards[xxhash.Sum64(key)&m.mask] }
+// locate hashes key once: its shard (low bits) and its tag (top bits).
+func (m *Map) locate(key []byte) (*shard, uint32) {
+	h := xxhash.Sum64(key)
+	return &m.shards[h&m.mask], tagOf(h)
+}
 
 // Get returns the live entry for key. A key whose expiry is at or before now
-// is deleted (lazy expiry) and reported missing. Requires key's shard locked.
+// is deleted (lazy expiry) and reported missing. A KindBytes entry's Str is
+// a read-only view that stays valid after later writes. Requires key's
+// shard locked.
 func (m *Map) Get(key []byte, now int64) (Entry, bool) {
-	s := m.shardFor(key)
-	e, ok := s.m[string(key)]
-	if !ok {
+	s, tag := m.locate(key)
+	i := s.t.find(key, tag)
+	if i < 0 {
 		return Entry{}, false
 	}
+	e := s.t.entry(i)
 	if e.Exp != 0 && e.Exp <= now {
-		s.deleteLocked(string(key), e)
+		s.deleteAtLocked(i, key, e.Exp)
 		m.expiredKeys.Add(1)
 		return Entry{}, false
 	}
 	return e, true
 }
 
-// Put stores e under key, replacing any previous value. The key bytes are
-// copied when the key is new; e's contents are stored as they are.
-// Requires key's shard locked.
+// Put stores e under key, replacing any previous value. Key and value bytes
+// are copied, so they may alias a request buffer. e.Exp must not be
+// negative (0 means no expiry). Requires key's shard locked.
 func (m *Map) Put(key []byte, e Entry) {
-	s := m.shardFor(key)
-	if s.m == nil {
-		s.m = make(map[string]Entry)
-	}
-	old, existed := s.m[string(key)]
-	s.m[string(key)] = e
+	s, tag := m.locate(key)
+	oldExp, existed := s.t.put(key, tag, e)
 	if !existed {
 		s.keys.Add(1)
 	}
-	if d := expDelta(old.Exp, e.Exp, existed); d != 0 {
+	if d := expDelta(oldExp, e.Exp, existed); d != 0 {
 		s.expires.Add(d)
 	}
 	s.touchLocked(key)
@@ -111,26 +111,28 @@ func expDelta(oldExp, newExp int64, existed bool) int64 {
 // Delete removes key and reports whether it was present and live.
 // Requires key's shard locked.
 func (m *Map) Delete(key []byte, now int64) bool {
-	s := m.shardFor(key)
-	e, ok := s.m[string(key)]
-	if !ok {
+	s, tag := m.locate(key)
+	i := s.t.find(key, tag)
+	if i < 0 {
 		return false
 	}
-	s.deleteLocked(string(key), e)
-	if e.Exp != 0 && e.Exp <= now {
+	exp := s.t.expAt(i)
+	s.deleteAtLocked(i, key, exp)
+	if exp != 0 && exp <= now {
 		m.expiredKeys.Add(1)
 		return false
 	}
 	return true
 }
 
-func (s *shard) deleteLocked(key string, e Entry) {
-	delete(s.m, key)
+// deleteAtLocked removes slot i, whose key is key and expiry exp.
+func (s *shard) deleteAtLocked(i int, key []byte, exp int64) {
+	s.t.del(i)
 	s.keys.Add(-1)
-	if e.Exp != 0 {
+	if exp != 0 {
 		s.expires.Add(-1)
 	}
-	s.touchLocked([]byte(key))
+	s.touchLocked(key)
 }
 
 // Len returns the number of keys, counting expired keys not yet removed (as
@@ -160,13 +162,13 @@ func (m *Map) FlushLocked(i int) {
 	s := &m.shards[i]
 	// Like Redis, a flush breaks only the WATCHes of keys that existed.
 	for k, ws := range s.watch {
-		if _, ok := s.m[k]; ok {
+		if s.t.find([]byte(k), tagOf(xxhash.Sum64String(k))) >= 0 {
 			for _, w := range ws {
 				w.Dirty.Store(true)
 			}
 		}
 	}
-	s.m = nil
+	s.t.reset()
 	s.keys.Store(0)
 	s.expires.Store(0)
 }

@@ -430,7 +430,8 @@ func TestCounters(t *testing.T) {
 			for mk := range model {
 				i := m.ShardOf([]byte(mk))
 				m.Lock(i)
-				_, in := m.shards[i].m[mk]
+				s, tag := m.locate([]byte(mk))
+				in := s.t.find([]byte(mk), tag) >= 0
 				m.Unlock(i)
 				if !in {
 					if v := model[mk]; v.exp == 0 || v.exp > now {

@@ -10,7 +10,7 @@ type Watch struct {
 
 // Watch registers w as a watcher of key. Requires key's shard locked.
 func (m *Map) Watch(key []byte, w *Watch) {
-	s := m.shardFor(key)
+	s, _ := m.locate(key)
 	if s.watch == nil {
 		s.watch = make(map[string][]*Watch)
 	}
@@ -24,7 +24,7 @@ func (m *Map) Watch(key []byte, w *Watch) {
 
 // Unwatch removes w from key's watchers. Requires key's shard locked.
 func (m *Map) Unwatch(key []byte, w *Watch) {
-	s := m.shardFor(key)
+	s, _ := m.locate(key)
 	ws := s.watch[string(key)]
 	for i, x := range ws {
 		if x == w {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"runtime/debug"
 	"strconv"
 	"strings"
 
@@ -15,8 +16,9 @@ import (
 
 // parseConfig builds the server config from defaults, then the --config
 // file (redis.conf syntax), then command-line flags, which win.
-func parseConfig(args []string) (server.Config, slog.Level, error) {
+func parseConfig(args []string) (server.Config, runtimeConfig, slog.Level, error) {
 	cfg := server.DefaultConfig()
+	rt := defaultRuntimeConfig()
 	fs := flag.NewFlagSet("turnstile", flag.ContinueOnError)
 	configFile := fs.String("config", "", "redis.conf-style configuration file")
 	fs.StringVar(&cfg.Bind, "bind", cfg.Bind, "address to listen on")
@@ -29,26 +31,58 @@ func parseConfig(args []string) (server.Config, slog.Level, error) {
 	fs.Int64Var(&cfg.Limits.MaxBulkLen, "proto-max-bulk-len", cfg.Limits.MaxBulkLen, "largest bulk string accepted")
 	fs.Int64Var(&cfg.Limits.MaxQueryBuf, "client-query-buffer-limit", cfg.Limits.MaxQueryBuf, "largest unprocessed input per client")
 	logLevel := fs.String("loglevel", "notice", "debug, verbose, notice or warning")
+	fs.IntVar(&rt.gcPercent, "gogc", rt.gcPercent, "Go GC target percentage (GOGC); the keyspace is pointer-free, so a low value costs little CPU")
+	fs.Int64Var(&rt.memLimit, "gomemlimit", rt.memLimit, "Go soft memory limit in bytes (GOMEMLIMIT); 0 = none")
 	if err := fs.Parse(args); err != nil {
-		return cfg, 0, err
+		return cfg, rt, 0, err
 	}
 	if fs.NArg() > 0 {
-		return cfg, 0, fmt.Errorf("unexpected argument %q", fs.Arg(0))
+		return cfg, rt, 0, fmt.Errorf("unexpected argument %q", fs.Arg(0))
 	}
 	if *configFile != "" {
 		if err := loadConfigFile(*configFile, fs); err != nil {
-			return cfg, 0, err
+			return cfg, rt, 0, err
 		}
 		// Flags given on the command line override the file.
 		if err := fs.Parse(args); err != nil {
-			return cfg, 0, err
+			return cfg, rt, 0, err
 		}
 	}
 	level, err := parseLogLevel(*logLevel)
 	if err != nil {
-		return cfg, 0, err
+		return cfg, rt, 0, err
 	}
-	return cfg, level, cfg.Validate()
+	return cfg, rt, level, cfg.Validate()
+}
+
+// runtimeConfig holds the Go runtime settings the server exposes.
+type runtimeConfig struct {
+	gcPercent int   // debug.SetGCPercent; negative leaves the runtime's value
+	memLimit  int64 // debug.SetMemoryLimit in bytes; 0 leaves it unset
+}
+
+// defaultGCPercent is lower than Go's 100: almost all of the heap is
+// pointer-free keyspace tables the collector does not scan, so collecting
+// more often is cheap and keeps RSS near the live data. A GOGC environment
+// variable, when set, is kept unless --gogc is given.
+const defaultGCPercent = 25
+
+func defaultRuntimeConfig() runtimeConfig {
+	rt := runtimeConfig{gcPercent: defaultGCPercent}
+	if _, ok := os.LookupEnv("GOGC"); ok {
+		rt.gcPercent = -1
+	}
+	return rt
+}
+
+// apply sets the runtime knobs.
+func (rt runtimeConfig) apply() {
+	if rt.gcPercent >= 0 {
+		debug.SetGCPercent(rt.gcPercent)
+	}
+	if rt.memLimit > 0 {
+		debug.SetMemoryLimit(rt.memLimit)
+	}
 }
 
 // loadConfigFile applies "name value" lines (redis.conf syntax: '#'

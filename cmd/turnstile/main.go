@@ -28,10 +28,11 @@ func main() {
 
 // run parses args, starts the server and blocks until ctx is done.
 func run(ctx context.Context, args []string, logOut io.Writer) error {
-	cfg, logLevel, err := parseConfig(args)
+	cfg, rt, logLevel, err := parseConfig(args)
 	if err != nil {
 		return err
 	}
+	rt.apply()
 	logger := slog.New(slog.NewTextHandler(logOut, &slog.HandlerOptions{Level: logLevel}))
 	cfg.Logger = logger
 	srv, err := server.New(cfg)

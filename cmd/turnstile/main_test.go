@@ -18,7 +18,7 @@ func TestParseConfigFileAndFlags(t *testing.T) {
 	if err := os.WriteFile(path, []byte(conf), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	cfg, _, err := parseConfig([]string{"--config", path, "--port", "7001"})
+	cfg, _, _, err := parseConfig([]string{"--config", path, "--port", "7001"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -38,7 +38,7 @@ func TestParseConfigErrors(t *testing.T) {
 		{"--config", path},
 		{"--config", filepath.Join(t.TempDir(), "missing.conf")},
 	} {
-		if _, _, err := parseConfig(args); err == nil {
+		if _, _, _, err := parseConfig(args); err == nil {
 			t.Errorf("%v: expected an error", args)
 		}
 	}

@@ -1,0 +1,381 @@
+package shards
+
+import (
+	"bytes"
+	"encoding/binary"
+	"math"
+)
+
+// table is one shard's storage, built to keep the cost per key small:
+//
+//   - slots is an open-addressing array (linear probing) of 16-byte,
+//     pointer-free slots, so the garbage collector never scans it;
+//   - keys, string values and expiry times live in arena, an append-only
+//     byte slice; a slot points at its record there.
+//
+// A slot's ideal index maps the top 24 bits of the key's hash (the tag,
+// kept in the slot) onto the array by multiplication, (tag*len)>>24, so the
+// array can have any length: it grows by half when 85% full, which keeps the
+// average load near 70% (a power-of-two array averages far less). The tag
+// also filters most mismatches without touching the arena. Deletion shifts
+// the following slots back (no tombstones), and growing re-places slots from
+// their tags alone, without rehashing keys.
+//
+// Record layout:
+//
+//	uvarint key length | key | [8-byte expiry, if flagExp] | [value, if KindBytes]
+//
+// A record bigger than bigRecord (or one that would push the arena past the
+// 4 GiB a uint32 offset reaches) is kept as its own []byte in objs instead,
+// with flagOwnRec set and off indexing objs; so large values neither bloat
+// arena compaction nor overflow the offset.
+//
+// A GCRA entry (KindInt whose expiry equals its value) stores no expiry at
+// all: flagExpIsInt says the expiry is the value. Value bytes are never
+// changed in place, so a Str slice handed out by get stays valid (as a
+// snapshot) after later writes. Not safe for concurrent use: the shard
+// mutex guards it.
+type table struct {
+	slots   []slot
+	n       int // live slots
+	arena   []byte
+	garbage int   // arena bytes no slot refers to any more
+	objs    []any // values of kinds that are not flat (future hash/list/zset)
+	freeObj []int64
+}
+
+// slot is 16 bytes. meta is 0 for an empty slot; otherwise its low byte is
+// the Kind plus flags and its top 24 bits are the tag.
+type slot struct {
+	meta uint32
+	off  uint32 // arena offset of the record
+	num  int64  // KindInt: the value; KindBytes: value length; object kinds: objs index
+}
+
+const (
+	kindMask     = 0x0f
+	flagExp      = 0x10 // an 8-byte expiry follows the key in the record
+	flagExpIsInt = 0x20 // the expiry equals num (GCRA state)
+	flagOwnRec   = 0x40 // the record is objs[off] ([]byte), not in the arena
+	tagShift     = 8
+
+	bigRecord = 1 << 10
+
+	minSlots = 8
+	maxSlots = 1 << 24 // the tag must tell every index apart
+	// A table grows by half once more than loadNum/loadDen of it is used.
+	loadNum, loadDen = 17, 20
+	// garbageMin is the least garbage worth compacting the arena for.
+	garbageMin = 4 << 10
+)
+
+// tagOf returns the 24-bit tag of a key hash: its top 24 bits.
+func tagOf(h uint64) uint32 { return uint32(h >> 40) }
+
+func (t *table) init(nslots int) { t.slots = make([]slot, nslots) }
+
+// ideal returns the slot index a slot's tag maps to.
+func (t *table) ideal(meta uint32) int {
+	return int(uint64(meta>>tagShift) * uint64(len(t.slots)) >> 24)
+}
+
+// next returns the slot after i, wrapping around.
+func (t *table) next(i int) int {
+	if i++; i == len(t.slots) {
+		return 0
+	}
+	return i
+}
+
+// rec returns the bytes holding slot i's record, from its start.
+func (t *table) rec(i int) []byte {
+	s := &t.slots[i]
+	if s.meta&flagOwnRec != 0 {
+		return t.objs[s.off].([]byte)
+	}
+	return t.arena[s.off:]
+}
+
+// keyAt returns the key of slot i, the record, and the record offset just
+// past the key.
+func (t *table) keyAt(i int) ([]byte, []byte, int) {
+	r := t.rec(i)
+	klen, n := binary.Uvarint(r)
+	end := n + int(klen)
+	return r[n:end:end], r, end
+}
+
+// find returns the slot holding key, or -1.
+func (t *table) find(key []byte, tag uint32) int {
+	if t.n == 0 {
+		return -1
+	}
+	want := tag << tagShift
+	for i := t.ideal(want); ; i = t.next(i) {
+		m := t.slots[i].meta
+		if m == 0 {
+			return -1
+		}
+		if m&^0xff == want {
+			if k, _, _ := t.keyAt(i); bytes.Equal(k, key) {
+				return i
+			}
+		}
+	}
+}
+
+// entry decodes slot i.
+func (t *table) entry(i int) Entry {
+	s := &t.slots[i]
+	e := Entry{Kind: Kind(s.meta & kindMask)}
+	_, r, p := t.keyAt(i)
+	switch {
+	case s.meta&flagExpIsInt != 0:
+		e.Exp = s.num
+	case s.meta&flagExp != 0:
+		e.Exp = int64(binary.LittleEndian.Uint64(r[p:]))
+		p += 8
+	}
+	switch e.Kind {
+	case KindInt:
+		e.Int = s.num
+	case KindBytes:
+		end := p + int(s.num)
+		e.Str = r[p:end:end]
+	default:
+		e.Obj = t.objs[s.num]
+	}
+	return e
+}
+
+// expAt returns the expiry of slot i without decoding the value.
+func (t *table) expAt(i int) int64 {
+	s := &t.slots[i]
+	switch {
+	case s.meta&flagExpIsInt != 0:
+		return s.num
+	case s.meta&flagExp != 0:
+		_, r, p := t.keyAt(i)
+		return int64(binary.LittleEndian.Uint64(r[p:]))
+	}
+	return 0
+}
+
+// put stores e under key (whose hash tag is tag) and returns the previous
+// entry's expiry and whether one existed. Key and value bytes are copied.
+func (t *table) put(key []byte, tag uint32, e Entry) (oldExp int64, existed bool) {
+	if t.slots == nil {
+		t.init(minSlots)
+	}
+	i := t.find(key, tag)
+	if i >= 0 {
+		oldExp, existed = t.expAt(i), true
+		if t.updateInPlace(i, e) {
+			return oldExp, true
+		}
+		t.release(i)
+	} else {
+		if (t.n+1)*loadDen > len(t.slots)*loadNum {
+			t.grow()
+		}
+		i = t.ideal(tag << tagShift)
+		for t.slots[i].meta != 0 {
+			i = t.next(i)
+		}
+		t.n++
+	}
+	t.write(i, key, tag, e)
+	return oldExp, existed
+}
+
+// updateInPlace rewrites slot i for e when the record can stay as it is:
+// an integer value whose expiry needs no (or the same) arena space.
+func (t *table) updateInPlace(i int, e Entry) bool {
+	s := &t.slots[i]
+	old := Kind(s.meta & kindMask)
+	if e.Kind != KindInt || old != KindInt {
+		return false
+	}
+	flags := expFlags(e)
+	if flags != s.meta&(flagExp|flagExpIsInt) {
+		return false
+	}
+	if flags == flagExp {
+		_, r, p := t.keyAt(i)
+		binary.LittleEndian.PutUint64(r[p:], uint64(e.Exp))
+	}
+	s.meta = s.meta&^kindMask | uint32(KindInt)
+	s.num = e.Int
+	return true
+}
+
+func expFlags(e Entry) uint32 {
+	switch {
+	case e.Exp == 0:
+		return 0
+	case e.Kind == KindInt && e.Exp == e.Int:
+		return flagExpIsInt
+	}
+	return flagExp
+}
+
+// write fills slot i with a fresh record for key and e.
+func (t *table) write(i int, key []byte, tag uint32, e Entry) {
+	flags := expFlags(e)
+	size := binary.MaxVarintLen64 + len(key) + 8
+	if e.Kind == KindBytes {
+		size += len(e.Str)
+	}
+	own := size > bigRecord || len(t.arena)+size > math.MaxUint32
+	var r []byte
+	if own {
+		r = make([]byte, 0, size)
+	} else {
+		t.reserve(size)
+		r = t.arena
+	}
+	start := len(r)
+	r = binary.AppendUvarint(r, uint64(len(key)))
+	r = append(r, key...)
+	if flags == flagExp {
+		r = binary.LittleEndian.AppendUint64(r, uint64(e.Exp))
+	}
+	var num int64
+	switch e.Kind {
+	case KindInt:
+		num = e.Int
+	case KindBytes:
+		r = append(r, e.Str...)
+		num = int64(len(e.Str))
+	default:
+		num = t.storeObj(e.Obj)
+	}
+	off := uint32(start)
+	if own {
+		flags |= flagOwnRec
+		off = uint32(t.storeObj(r))
+	} else {
+		t.arena = r
+	}
+	t.slots[i] = slot{meta: tag<<tagShift | flags | uint32(e.Kind), off: off, num: num}
+}
+
+// reserve makes room for n more arena bytes, growing by a quarter rather
+// than append's doubling: the arena is most of a shard's memory.
+func (t *table) reserve(n int) {
+	if cap(t.arena)-len(t.arena) >= n {
+		return
+	}
+	grown := make([]byte, len(t.arena), len(t.arena)+max(n, len(t.arena)/4, 256))
+	copy(grown, t.arena)
+	t.arena = grown
+}
+
+// recordLen returns the bytes slot i's record uses.
+func (t *table) recordLen(i int) int {
+	s := &t.slots[i]
+	_, _, p := t.keyAt(i)
+	if s.meta&flagExp != 0 {
+		p += 8
+	}
+	if Kind(s.meta&kindMask) == KindBytes {
+		p += int(s.num)
+	}
+	return p
+}
+
+// release drops slot i's record: arena bytes become garbage, objects are
+// freed.
+func (t *table) release(i int) {
+	s := &t.slots[i]
+	if s.meta&flagOwnRec != 0 {
+		t.freeObjAt(int64(s.off))
+	} else {
+		t.garbage += t.recordLen(i)
+	}
+	if k := Kind(s.meta & kindMask); k != KindInt && k != KindBytes {
+		t.freeObjAt(s.num)
+	}
+}
+
+func (t *table) freeObjAt(idx int64) {
+	t.objs[idx] = nil
+	t.freeObj = append(t.freeObj, idx)
+}
+
+func (t *table) storeObj(o any) int64 {
+	if n := len(t.freeObj); n > 0 {
+		idx := t.freeObj[n-1]
+		t.freeObj = t.freeObj[:n-1]
+		t.objs[idx] = o
+		return idx
+	}
+	t.objs = append(t.objs, o)
+	return int64(len(t.objs) - 1)
+}
+
+// del removes slot i, shifting later slots of the probe run back so that
+// lookups never need tombstones.
+func (t *table) del(i int) {
+	t.release(i)
+	t.n--
+	for j := t.next(i); t.slots[j].meta != 0; j = t.next(j) {
+		// Slot j may move to the hole at i if its ideal index is not in
+		// the cyclic range (i, j].
+		k := t.ideal(t.slots[j].meta)
+		if (j > i && (k <= i || k > j)) || (j < i && k <= i && k > j) {
+			t.slots[i] = t.slots[j]
+			i = j
+		}
+	}
+	t.slots[i] = slot{}
+	t.maybeCompact()
+}
+
+// grow enlarges the slot array by half, placing each slot by its tag.
+// Slots are re-placed in order of ideal index, starting after an empty slot,
+// so each probe run is rebuilt in order.
+func (t *table) grow() {
+	old := t.slots
+	if len(old) >= maxSlots {
+		panic("shards: a shard table exceeds 2^24 slots; configure more shards")
+	}
+	t.init(min(len(old)+len(old)/2, maxSlots))
+	start := 0
+	for start < len(old) && old[start].meta != 0 {
+		start++
+	}
+	for j := range old {
+		s := old[(start+j)%len(old)]
+		if s.meta == 0 {
+			continue
+		}
+		i := t.ideal(s.meta)
+		for t.slots[i].meta != 0 {
+			i = t.next(i)
+		}
+		t.slots[i] = s
+	}
+}
+
+// maybeCompact rewrites the arena without garbage once garbage is at least
+// half of it, so the arena stays within twice the live records.
+func (t *table) maybeCompact() {
+	if t.garbage < garbageMin || t.garbage*2 < len(t.arena) {
+		return
+	}
+	fresh := make([]byte, 0, len(t.arena)-t.garbage)
+	for i := range t.slots {
+		if t.slots[i].meta == 0 || t.slots[i].meta&flagOwnRec != 0 {
+			continue
+		}
+		off := int(t.slots[i].off)
+		n := t.recordLen(i)
+		t.slots[i].off = uint32(len(fresh))
+		fresh = append(fresh, t.arena[off:off+n]...)
+	}
+	t.arena, t.garbage = fresh, 0
+}
+
+// reset empties the table, keeping nothing.
+func (t *table) reset() { *t = table{} }

@@ -1,0 +1,129 @@
+package shards
+
+import (
+	"bytes"
+	"fmt"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/cespare/xxhash/v2"
+)
+
+// TestTableAgainstModel runs random puts, overwrites and deletes of every
+// representation (int, GCRA int with implied expiry, int with stored
+// expiry, short and big byte values, objects) against a Go map, checking
+// every key after each step, through growth, backward-shift deletion and
+// arena compaction.
+func TestTableAgainstModel(t *testing.T) {
+	for _, seed := range []uint64{1, 2, 3} {
+		r := rand.New(rand.NewPCG(seed, 99))
+		var tb table
+		model := map[string]Entry{}
+		keys := make([]string, 300)
+		for i := range keys {
+			keys[i] = fmt.Sprintf("key:%d:%s", i, bytes.Repeat([]byte("x"), r.IntN(40)))
+		}
+		keys[0] = string(bytes.Repeat([]byte("K"), 2000)) // a key too big for the arena
+		for step := 0; step < 20000; step++ {
+			k := keys[r.IntN(len(keys))]
+			tag := tagOf(xxhash.Sum64String(k))
+			if r.IntN(4) == 0 {
+				if i := tb.find([]byte(k), tag); i >= 0 {
+					tb.del(i)
+				}
+				delete(model, k)
+			} else {
+				e := randomEntry(r)
+				_, existed := tb.put([]byte(k), tag, e)
+				if _, had := model[k]; had != existed {
+					t.Fatalf("seed %d step %d: existed=%v, model %v", seed, step, existed, had)
+				}
+				model[k] = e
+			}
+			if tb.n != len(model) {
+				t.Fatalf("seed %d step %d: n=%d, model %d", seed, step, tb.n, len(model))
+			}
+			if step%97 == 0 {
+				checkTable(t, &tb, model, keys)
+			}
+		}
+		checkTable(t, &tb, model, keys)
+	}
+}
+
+func randomEntry(r *rand.Rand) Entry {
+	switch r.IntN(6) {
+	case 0:
+		return IntEntry(r.Int64(), 0)
+	case 1:
+		n := r.Int64N(1 << 62)
+		return IntEntry(n, n) // GCRA form
+	case 2:
+		return IntEntry(r.Int64(), r.Int64N(1<<62)+1)
+	case 3:
+		return Entry{Kind: KindBytes, Str: bytes.Repeat([]byte{byte(r.IntN(256))}, r.IntN(50)), Exp: r.Int64N(2) * 12345}
+	case 4:
+		return Entry{Kind: KindBytes, Str: bytes.Repeat([]byte("B"), 1000+r.IntN(2000))}
+	}
+	return Entry{Kind: Kind(9), Obj: r.IntN(1000), Exp: r.Int64N(2) * 777}
+}
+
+func checkTable(t *testing.T, tb *table, model map[string]Entry, keys []string) {
+	t.Helper()
+	for _, k := range keys {
+		i := tb.find([]byte(k), tagOf(xxhash.Sum64String(k)))
+		want, ok := model[k]
+		if (i >= 0) != ok {
+			t.Fatalf("key %.20q: found=%v, model %v", k, i >= 0, ok)
+		}
+		if !ok {
+			continue
+		}
+		got := tb.entry(i)
+		if got.Kind != want.Kind || got.Int != want.Int || got.Exp != want.Exp ||
+			!bytes.Equal(got.Str, want.Str) || got.Obj != want.Obj {
+			t.Fatalf("key %.20q: got %+v, want %+v", k, got, want)
+		}
+	}
+	if tb.garbage > len(tb.arena) {
+		t.Fatalf("garbage %d > arena %d", tb.garbage, len(tb.arena))
+	}
+}
+
+// TestTableStrStaysValid checks that a value handed out by entry stays the
+// same after the key is overwritten, deleted and the arena compacted.
+func TestTableStrStaysValid(t *testing.T) {
+	var tb table
+	k := []byte("k")
+	tag := tagOf(xxhash.Sum64(k))
+	tb.put(k, tag, Entry{Kind: KindBytes, Str: []byte("first")})
+	v := tb.entry(tb.find(k, tag)).Str
+	for i := 0; i < 5000; i++ {
+		key := []byte(fmt.Sprint("other", i))
+		tb.put(key, tagOf(xxhash.Sum64(key)), Entry{Kind: KindBytes, Str: []byte("value-value")})
+		tb.del(tb.find(key, tagOf(xxhash.Sum64(key))))
+	}
+	tb.put(k, tag, Entry{Kind: KindBytes, Str: []byte("second")})
+	if string(v) != "first" {
+		t.Fatalf("old view changed to %q", v)
+	}
+}
+
+// BenchmarkTablePutGCRA measures the hot write: overwriting a GCRA entry.
+func BenchmarkTablePutGCRA(b *testing.B) {
+	var tb table
+	keys := make([][]byte, 4096)
+	tags := make([]uint32, len(keys))
+	for i := range keys {
+		keys[i] = []byte(fmt.Sprintf("user:%011d", i))
+		tags[i] = tagOf(xxhash.Sum64(keys[i]))
+		tb.put(keys[i], tags[i], IntEntry(1, 1))
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		j := i & 4095
+		n := int64(i + 2)
+		tb.put(keys[j], tags[j], IntEntry(n, n))
+	}
+}
