@@ -1,0 +1,92 @@
+package persistence
+
+// This file is the contract between the server and this package: the types
+// and entry points the server calls. Implementations live in the other files.
+
+import (
+	"io"
+	"os"
+
+	"github.com/turnstile/turnstile/shards"
+)
+
+// Op is the kind of an effect.
+type Op uint8
+
+const (
+	OpSet      Op = 1 // store Entry under Key in DB (replacing any value)
+	OpDel      Op = 2 // remove Key from DB
+	OpFlushDB  Op = 3 // remove every key of DB
+	OpFlushAll Op = 4 // remove every key of every database
+)
+
+// Effect is one logged change to the keyspace, with absolute times only.
+type Effect struct {
+	Op    Op
+	DB    int
+	Key   []byte
+	Entry shards.Entry // OpSet only: KindInt or KindBytes; Exp is absolute Unix ns (0 = none)
+}
+
+// EmitFunc receives one live key of a dump (snapshot or log rewrite).
+type EmitFunc func(db int, key []byte, e shards.Entry) error
+
+// DumpFunc produces a dump by calling emit for every live key.
+type DumpFunc func(emit EmitFunc) error
+
+// FsyncPolicy is appendfsync.
+type FsyncPolicy uint8
+
+const (
+	FsyncAlways   FsyncPolicy = iota // fsync before a reply is sent (group commit)
+	FsyncEverySec                    // write before the reply, fsync once a second
+	FsyncNo                          // write before the reply, the OS decides when to flush
+)
+
+// File is the part of *os.File the package uses.
+type File interface {
+	io.Reader
+	io.Writer
+	io.Closer
+	Sync() error
+	Truncate(size int64) error
+	Seek(offset int64, whence int) (int64, error)
+}
+
+// FS is the file system the package uses, so tests can substitute one that
+// simulates power loss (losing every byte and rename not yet synced).
+type FS interface {
+	OpenFile(name string, flag int, perm os.FileMode) (File, error)
+	Rename(oldpath, newpath string) error
+	Remove(name string) error
+	MkdirAll(path string, perm os.FileMode) error
+	Stat(name string) (os.FileInfo, error)
+	SyncDir(dir string) error // fsync a directory, making renames and creations durable
+}
+
+// LogConfig configures the append-only log.
+type LogConfig struct {
+	Dir   string      // data directory (--dir)
+	Name  string      // base name of the log files (--appendfilename), e.g. "appendonly.aof"
+	Fsync FsyncPolicy // --appendfsync
+	FS    FS          // nil: the real file system
+}
+
+// LoadInfo describes what a load read.
+type LoadInfo struct {
+	Records    int64  // records read (keys of a snapshot, effects of a log)
+	Bytes      int64  // bytes read
+	TornTail   bool   // a torn last record was cut off
+	TornFile   string // where, when TornTail
+	TornOffset int64
+}
+
+// LogStats is what INFO persistence reports about the log.
+type LogStats struct {
+	BaseSize        int64 // bytes in the base file
+	IncrSize        int64 // bytes in the incremental file(s)
+	LastWriteErr    error // nil when the last write succeeded (aof_last_write_status)
+	LastFsyncErr    error
+	PendingBytes    int64 // appended but not yet written
+	RewriteInFlight bool
+}

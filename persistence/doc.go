@@ -1,0 +1,31 @@
+// Package persistence makes the keyspace durable: an append-only log of
+// effects and point-in-time snapshots, in the files described in FORMAT.md.
+//
+// # What is logged
+//
+// Writes are logged as their effects, never as commands: "set key to this
+// value with this absolute expiry (Unix ns)", "delete key", "flush database".
+// Replaying effects reads no clock and draws no random number, so the same
+// files always load into the same keyspace; keys whose expiry has passed by
+// load time are dropped. Expiry itself is not logged: it is implied by the
+// absolute times.
+//
+// # Files
+//
+// A data directory holds a snapshot (--dbfilename) and an append-only log
+// made of a base file (a snapshot, written by a rewrite) and an incremental
+// file of effects, tied together by a manifest, as Redis 7's multi-part AOF.
+// Every record carries a CRC-32C. A torn last record (a crash in the middle
+// of a write) is cut off with a warning; damage anywhere else refuses to
+// load with an error naming the file and offset.
+//
+// # Durability
+//
+// Append buffers an effect in memory (the caller holds the key's shard lock,
+// so per-key order in the log is the order of the shard lock). Before a
+// connection replies, it calls Sync with the highest offset its commands
+// produced: the first caller in writes everything pending for everyone (one
+// write, and under appendfsync always one fsync: group commit), later callers
+// find their data already written. everysec fsyncs in the background once a
+// second; no leaves flushing to the OS.
+package persistence
