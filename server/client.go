@@ -9,6 +9,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/turnstile/turnstile/persistence"
 	"github.com/turnstile/turnstile/shards"
 )
 
@@ -34,6 +35,10 @@ type client struct {
 	watch  *watchState
 	quit   bool // close after writing the pending replies
 	ctx    Ctx  // reused for every command, so a call does not allocate one
+
+	effects []persistence.Effect // effects of the running command, for the log
+	logUpto int64                // log offset the pending replies depend on
+	logDone int64                // log offset already known to be durable
 
 	// Shared with CLIENT LIST / INFO on other connections.
 	mu      sync.Mutex // guards name, libName, libVer
@@ -88,12 +93,12 @@ func (s *Server) serveConn(c *client) {
 				s.handle(c, args)
 			}
 			if len(c.w.b) >= maxPendingReply {
-				if !c.flush() {
+				if !c.syncLog() || !c.flush() {
 					return
 				}
 			}
 		}
-		if !c.flush() || c.quit {
+		if !c.syncLog() || !c.flush() || c.quit {
 			return
 		}
 		if err := c.rd.fill(c.conn); err != nil {
@@ -103,6 +108,21 @@ func (s *Server) serveConn(c *client) {
 			return
 		}
 	}
+}
+
+// syncLog waits until the log holds what the pending replies acknowledge.
+// If the log cannot be written, the replies are not sent: the connection
+// closes, so no client is told a write succeeded that was not logged.
+func (c *client) syncLog() bool {
+	if c.logUpto <= c.logDone {
+		return true
+	}
+	if err := c.s.aof.Sync(c.logUpto); err != nil {
+		c.s.log.Error("append-only log write failed; closing client", "client", c.addr, "err", err)
+		return false
+	}
+	c.logDone = c.logUpto
+	return true
 }
 
 // flush writes pending replies; false means the connection is gone.

@@ -88,7 +88,7 @@ func isKeyword(arg []byte, kw string) bool {
 func cmdDel(x *Ctx) {
 	var n int64
 	for _, k := range x.args[1:] {
-		if x.db.Delete(k, x.now) {
+		if x.del(k) {
 			n++
 		}
 	}
@@ -142,8 +142,8 @@ func renameKey(x *Ctx, nx bool) {
 			return
 		}
 	}
-	x.db.Delete(src, x.now)
-	x.db.Put(dst, e)
+	x.del(src)
+	x.put(dst, e)
 	if nx {
 		x.w.Int(1)
 	} else {
@@ -204,7 +204,7 @@ func cmdCopy(x *Ctx) {
 		x.w.Int(0)
 		return
 	}
-	x.db.Put(dst, e) // Put copies the value bytes
+	x.put(dst, e) // Put copies the value bytes
 	x.w.Int(1)
 }
 
@@ -279,10 +279,10 @@ func expireGeneric(x *Ctx, unit int64, abs bool) {
 	}
 	exp := msToNs(whenMs)
 	if exp <= x.now || exp <= 0 {
-		x.db.Delete(key, x.now)
+		x.del(key)
 	} else {
 		e.Exp = exp
-		x.db.Put(key, e)
+		x.put(key, e)
 	}
 	x.w.Int(1)
 }
@@ -320,7 +320,7 @@ func cmdPersist(x *Ctx) {
 		return
 	}
 	e.Exp = 0
-	x.db.Put(key, e)
+	x.put(key, e)
 	x.w.Int(1)
 }
 

@@ -55,7 +55,7 @@ func cmdFlushDB(x *Ctx) {
 	if !flushMode(x) {
 		return
 	}
-	flushMap(x, x.c.db)
+	x.flushDB(x.c.db)
 	x.w.OK()
 }
 
@@ -64,20 +64,9 @@ func cmdFlushAll(x *Ctx) {
 		return
 	}
 	for i := range x.s.dbs {
-		flushMap(x, i)
+		x.flushDB(i)
 	}
 	x.w.OK()
-}
-
-func flushMap(x *Ctx, db int) {
-	m := x.s.dbs[db]
-	if !x.allLocked {
-		m.Flush()
-		return
-	}
-	for i := 0; i < m.NumShards(); i++ {
-		m.FlushLocked(i)
-	}
 }
 
 // configParam is one CONFIG GET/SET parameter.

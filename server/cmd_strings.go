@@ -133,10 +133,10 @@ func expireArg(x *Ctx, arg []byte, unit int64, abs bool) (int64, bool) {
 // value must be owned by the keyspace (not a request buffer).
 func storeString(x *Ctx, key []byte, e shards.Entry) {
 	if e.Exp != 0 && e.Exp <= x.now {
-		x.db.Delete(key, x.now)
+		x.del(key)
 		return
 	}
-	x.db.Put(key, e)
+	x.put(key, e)
 }
 
 func cmdGet(x *Ctx) { replyGet(x, x.args[1]) }
@@ -308,7 +308,7 @@ func cmdGetSet(x *Ctx) {
 	if _, _, ok := replyGet(x, x.args[1]); !ok {
 		return
 	}
-	x.db.Put(x.args[1], shards.BytesEntry(x.args[2], 0))
+	x.put(x.args[1], shards.BytesEntry(x.args[2], 0))
 }
 
 // cmdGetEX implements GETEX key [EX|PX|EXAT|PXAT n|PERSIST].
@@ -337,13 +337,13 @@ func cmdGetEX(x *Ctx) {
 		storeString(x, key, e)
 	case o.flags&optPersist != 0 && e.Exp != 0:
 		e.Exp = 0
-		x.db.Put(key, e)
+		x.put(key, e)
 	}
 }
 
 func cmdGetDel(x *Ctx) {
 	if _, found, ok := replyGet(x, x.args[1]); ok && found {
-		x.db.Delete(x.args[1], x.now)
+		x.del(x.args[1])
 	}
 }
 
@@ -376,7 +376,7 @@ func cmdMSet(x *Ctx) {
 		}
 	}
 	for i := 1; i < len(x.args); i += 2 {
-		x.db.Put(x.args[i], shards.BytesEntry(x.args[i+1], 0))
+		x.put(x.args[i], shards.BytesEntry(x.args[i+1], 0))
 	}
 	if nx {
 		x.w.Int(1)
@@ -421,7 +421,7 @@ func cmdIncr(x *Ctx) {
 		return
 	}
 	n += by
-	x.db.Put(key, shards.IntEntry(n, e.Exp))
+	x.put(key, shards.IntEntry(n, e.Exp))
 	x.w.Int(n)
 }
 
@@ -461,7 +461,7 @@ func cmdIncrByFloat(x *Ctx) {
 		return
 	}
 	b := formatLongDouble(sum)
-	x.db.Put(key, shards.BytesEntry(b, e.Exp))
+	x.put(key, shards.BytesEntry(b, e.Exp))
 	x.w.Bulk(b)
 }
 
@@ -488,7 +488,7 @@ func cmdAppend(x *Ctx) {
 		return
 	}
 	if !found {
-		x.db.Put(key, shards.BytesEntry(add, 0))
+		x.put(key, shards.BytesEntry(add, 0))
 		x.w.Int(int64(len(add)))
 		return
 	}
@@ -501,7 +501,7 @@ func cmdAppend(x *Ctx) {
 		b = append(b, add...)
 		e = shards.BytesEntry(b, e.Exp)
 	}
-	x.db.Put(key, e) // even an empty append counts as a change (WATCH)
+	x.put(key, e) // even an empty append counts as a change (WATCH)
 	x.w.Int(int64(e.StrLen()))
 }
 
@@ -542,7 +542,7 @@ func cmdSetRange(x *Ctx) {
 		}
 		b := make([]byte, int(off)+len(val))
 		copy(b[off:], val)
-		x.db.Put(key, shards.BytesEntry(b, 0))
+		x.put(key, shards.BytesEntry(b, 0))
 		x.w.Int(int64(len(b)))
 		return
 	}
@@ -558,7 +558,7 @@ func cmdSetRange(x *Ctx) {
 	b := make([]byte, n) // a new value: stored values are immutable
 	e.AppendString(b[:0])
 	copy(b[off:], val)
-	x.db.Put(key, shards.BytesEntry(b, e.Exp))
+	x.put(key, shards.BytesEntry(b, e.Exp))
 	x.w.Int(int64(n))
 }
 

@@ -63,9 +63,9 @@ func cmdThrottle(x *Ctx) {
 	r := gcra.Decide(tat, exists, x.now, q, nums[3])
 	switch r.Action {
 	case gcra.Store:
-		x.db.Put(key, shards.IntEntry(r.NewTAT, r.NewTAT))
+		x.put(key, shards.IntEntry(r.NewTAT, r.NewTAT))
 	case gcra.Delete:
-		x.db.Delete(key, x.now)
+		x.del(key)
 	}
 	reply := r.Reply()
 	x.w.Array(len(reply))

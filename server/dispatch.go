@@ -167,10 +167,17 @@ func (s *Server) call(c *client, cmd *Command, args [][]byte) {
 	c.lastCmd.Store(cmd)
 	var keyBuf [8]int
 	pos := cmd.keyPositions(args, keyBuf[:0])
-	switch len(pos) {
-	case 0:
+	switch {
+	case cmd.Has(FlagWrite | FlagKeyspace):
+		// FLUSHDB/FLUSHALL: hold every shard, so the flush is one atomic
+		// step in memory and in the log.
+		ls := lockSet{all: true}
+		ls.lock(s)
+		x.allLocked = true
+		s.run(x, func() { ls.unlock(s) })
+	case len(pos) == 0:
 		s.run(x, nil)
-	case 1:
+	case len(pos) == 1:
 		i := x.db.ShardOf(args[pos[0]])
 		x.db.Lock(i)
 		s.run(x, func() { x.db.Unlock(i) })
@@ -186,14 +193,20 @@ func (s *Server) call(c *client, cmd *Command, args [][]byte) {
 	s.stats.record(cmd, (s.clock.Now()-x.now)/1000)
 }
 
-// run calls the handler, then unlock (if any), recovering from a panic.
+// run calls the handler, hands its effects to the log, then calls unlock
+// (if any). A panic is recovered: whatever the handler changed before it is
+// still logged, so the log never disagrees with memory.
 func (s *Server) run(x *Ctx, unlock func()) {
 	mark := len(x.w.b)
 	defer func() {
+		r := recover()
+		if !x.inExec { // EXEC commits all its commands' effects at once
+			s.commitEffects(x.c)
+		}
 		if unlock != nil {
 			unlock()
 		}
-		if r := recover(); r != nil {
+		if r != nil {
 			s.log.Error("panic in command handler", "cmd", x.cmd.Name, "panic", fmt.Sprint(r), "stack", string(debug.Stack()))
 			x.w.b = x.w.b[:mark]
 			x.w.Error(errInternal)

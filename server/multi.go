@@ -116,6 +116,7 @@ func cmdExec(x *Ctx) {
 	ls := x.s.execLockSet(c, m.cmds)
 	ls.lock(x.s)
 	defer ls.unlock(x.s)
+	defer x.s.commitEffects(c) // before the unlock above: effects in lock order
 	if c.watchBroken(x.now) {
 		x.w.NullArray()
 		return

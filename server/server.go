@@ -93,6 +93,8 @@ type Server struct {
 
 	nextID atomic.Int64
 	stats  stats
+	dirty  atomic.Int64   // changes since the last snapshot (rdb_changes_since_last_save)
+	aof    effectLog      // nil without an append-only log
 	wg     sync.WaitGroup // connection and background goroutines
 	stop   chan struct{}
 }
