@@ -28,6 +28,10 @@ type shard struct {
 	t       table
 	watch   map[string][]*Watch // nil until the first WATCH
 	keys    atomic.Int64        // live slots, readable without mu
+
+	snapPending bool    // a snapshot began and this shard is not frozen yet
+	frozen      *Frozen // this shard at the snapshot's instant, until taken
+
 	expires atomic.Int64        // entries with Exp != 0, readable without mu
 	_       [64]byte            // keep neighbouring shards' locks off one cache line
 }
@@ -87,6 +91,7 @@ func (m *Map) Get(key []byte, now int64) (Entry, bool) {
 // negative (0 means no expiry). Requires key's shard locked.
 func (m *Map) Put(key []byte, e Entry) {
 	s, tag := m.locate(key)
+	s.beforeChangeLocked()
 	oldExp, existed := s.t.put(key, tag, e)
 	if !existed {
 		s.keys.Add(1)
@@ -117,6 +122,9 @@ func (m *Map) Delete(key []byte, now int64) bool {
 		return false
 	}
 	exp := s.t.expAt(i)
+	if exp == 0 || exp > now {
+		s.beforeChangeLocked() // an explicit delete, not an expiry
+	}
 	s.deleteAtLocked(i, key, exp)
 	if exp != 0 && exp <= now {
 		m.expiredKeys.Add(1)
@@ -160,6 +168,7 @@ func (m *Map) ExpiredKeys() int64 { return m.expiredKeys.Load() }
 // FlushLocked removes every key of shard i. Requires shard i locked.
 func (m *Map) FlushLocked(i int) {
 	s := &m.shards[i]
+	s.beforeChangeLocked()
 	// Like Redis, a flush breaks only the WATCHes of keys that existed.
 	for k, ws := range s.watch {
 		if s.t.find([]byte(k), tagOf(xxhash.Sum64String(k))) >= 0 {

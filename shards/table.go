@@ -42,6 +42,9 @@ type table struct {
 	garbage int   // arena bytes no slot refers to any more
 	objs    []any // values of kinds that are not flat (future hash/list/zset)
 	freeObj []int64
+	// sharedArena is set while a snapshot's frozen copy may read the arena:
+	// no record byte may then change in place.
+	sharedArena bool
 }
 
 // slot is 16 bytes. meta is 0 for an empty slot; otherwise its low byte is
@@ -197,7 +200,7 @@ func (t *table) updateInPlace(i int, e Entry) bool {
 		return false
 	}
 	flags := expFlags(e)
-	if flags != s.meta&(flagExp|flagExpIsInt) {
+	if flags != s.meta&(flagExp|flagExpIsInt) || (flags == flagExp && t.sharedArena) {
 		return false
 	}
 	if flags == flagExp {
@@ -374,6 +377,7 @@ func (t *table) maybeCompact() {
 		t.slots[i].off = uint32(len(fresh))
 		fresh = append(fresh, t.arena[off:off+n]...)
 	}
+	// sharedArena stays set: a frozen copy may still share own records.
 	t.arena, t.garbage = fresh, 0
 }
 
