@@ -33,8 +33,9 @@ type client struct {
 	authed bool // passed AUTH (or no password is set)
 	multi  *multiState
 	watch  *watchState
-	quit   bool // close after writing the pending replies
-	ctx    Ctx  // reused for every command, so a call does not allocate one
+	quit   bool   // close after writing the pending replies
+	ctx    Ctx    // reused for every command, so a call does not allocate one
+	calls  uint64 // commands run, for sampling their duration
 
 	effects []persistence.Effect // effects of the running command, for the log
 	logUpto int64                // log offset the pending replies depend on

@@ -55,15 +55,16 @@ func cmdThrottle(x *Ctx) {
 		return
 	}
 	key := args[1]
-	tat, exists, errText := loadTAT(x.db, key, x.now)
+	e, ref, found := x.db.Lookup(key, x.now)
+	tat, errText := loadTAT(e, found)
 	if errText != "" {
 		x.w.Error(errText)
 		return
 	}
-	r := gcra.Decide(tat, exists, x.now, q, nums[3])
+	r := gcra.Decide(tat, found, x.now, q, nums[3])
 	switch r.Action {
 	case gcra.Store:
-		x.put(key, shards.IntEntry(r.NewTAT, r.NewTAT))
+		x.set(ref, key, shards.IntEntry(r.NewTAT, r.NewTAT))
 	case gcra.Delete:
 		x.del(key)
 	}
@@ -87,24 +88,23 @@ func quotaErrorText(err error) string {
 // string holding an unsigned 64-bit decimal is a TAT in Unix ns (values past
 // the int64 range saturate to year 2262). Other values are an error reply,
 // where redis-cell would abort the server.
-func loadTAT(db *shards.Map, key []byte, now int64) (tat int64, exists bool, errText string) {
-	e, ok := db.Get(key, now)
+func loadTAT(e shards.Entry, found bool) (tat int64, errText string) {
 	switch {
-	case !ok:
-		return 0, false, ""
+	case !found:
+		return 0, ""
 	case e.Kind == shards.KindInt:
 		if e.Int < 0 {
-			return 0, false, errCellStorage
+			return 0, errCellStorage
 		}
-		return e.Int, true, ""
+		return e.Int, ""
 	case e.Kind == shards.KindBytes:
 		u, ok := parseCellUint(e.Bytes())
 		if !ok {
-			return 0, false, errCellStorage
+			return 0, errCellStorage
 		}
-		return int64(min(u, math.MaxInt64)), true, ""
+		return int64(min(u, math.MaxInt64)), ""
 	}
-	return 0, false, errWrongType
+	return 0, errWrongType
 }
 
 // parseCellInt parses like Rust's str::parse::<i64>: an optional '+' or '-',

@@ -25,6 +25,12 @@ func (x *Ctx) put(key []byte, e shards.Entry) {
 	x.record(persistence.Effect{Op: persistence.OpSet, DB: x.c.db, Key: key, Entry: e})
 }
 
+// set stores e at a key found by Lookup (saving a second probe).
+func (x *Ctx) set(r shards.Ref, key []byte, e shards.Entry) {
+	x.db.Set(r, e)
+	x.record(persistence.Effect{Op: persistence.OpSet, DB: x.c.db, Key: key, Entry: e})
+}
+
 // del removes key and reports whether a live key was removed.
 func (x *Ctx) del(key []byte) bool {
 	if !x.db.Delete(key, x.now) {

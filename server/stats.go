@@ -2,6 +2,9 @@ package server
 
 import "sync/atomic"
 
+// timingSample: one command in this many is timed for INFO commandstats.
+const timingSample = 16
+
 // stats are the server counters INFO reports. All fields are atomics.
 type stats struct {
 	totalConns    atomic.Int64

@@ -67,39 +67,62 @@ func (m *Map) locate(key []byte) (*shard, uint32) {
 	return &m.shards[h&m.mask], tagOf(h)
 }
 
-// Get returns the live entry for key. A key whose expiry is at or before now
-// is deleted (lazy expiry) and reported missing. A KindBytes entry's Str is
-// a read-only view that stays valid after later writes. Requires key's
-// shard locked.
-func (m *Map) Get(key []byte, now int64) (Entry, bool) {
-	s, tag := m.locate(key)
-	i := s.t.find(key, tag)
-	if i < 0 {
-		return Entry{}, false
-	}
-	e := s.t.entry(i)
-	if e.Exp != 0 && e.Exp <= now {
-		s.deleteAtLocked(i, key, e.Exp)
-		m.expiredKeys.Add(1)
-		return Entry{}, false
-	}
-	return e, true
+// Ref is a key located in its shard by Lookup, so that Set can write it
+// without hashing and probing again. A Ref is valid only until the next
+// change to its shard by anything else.
+type Ref struct {
+	s   *shard
+	key []byte
+	tag uint32
+	i   int // slot index; -1 when the key is absent
 }
 
-// Put stores e under key, replacing any previous value. Key and value bytes
-// are copied, so they may alias a request buffer. e.Exp must not be
-// negative (0 means no expiry). Requires key's shard locked.
-func (m *Map) Put(key []byte, e Entry) {
+// Lookup returns the live entry for key and a Ref to write it through. A key
+// whose expiry is at or before now is deleted (lazy expiry) and reported
+// missing. A KindBytes entry's Str is a read-only view that stays valid after
+// later writes. Requires key's shard locked.
+func (m *Map) Lookup(key []byte, now int64) (Entry, Ref, bool) {
 	s, tag := m.locate(key)
+	r := Ref{s: s, key: key, tag: tag, i: s.t.find(key, tag)}
+	if r.i < 0 {
+		return Entry{}, r, false
+	}
+	e := s.t.entry(r.i)
+	if e.Exp != 0 && e.Exp <= now {
+		s.deleteAtLocked(r.i, key, e.Exp)
+		m.expiredKeys.Add(1)
+		r.i = -1
+		return Entry{}, r, false
+	}
+	return e, r, true
+}
+
+// Get is Lookup without the Ref.
+func (m *Map) Get(key []byte, now int64) (Entry, bool) {
+	e, _, ok := m.Lookup(key, now)
+	return e, ok
+}
+
+// Set stores e at the key r refers to, replacing any previous value. Key
+// and value bytes are copied, so they may alias a request buffer. e.Exp
+// must not be negative (0 means no expiry). Requires the shard locked.
+func (m *Map) Set(r Ref, e Entry) {
+	s := r.s
 	s.beforeChangeLocked()
-	oldExp, existed := s.t.put(key, tag, e)
+	oldExp, existed := s.t.putAt(r.i, r.key, r.tag, e)
 	if !existed {
 		s.keys.Add(1)
 	}
 	if d := expDelta(oldExp, e.Exp, existed); d != 0 {
 		s.expires.Add(d)
 	}
-	s.touchLocked(key)
+	s.touchLocked(r.key)
+}
+
+// Put stores e under key (Lookup then Set). Requires key's shard locked.
+func (m *Map) Put(key []byte, e Entry) {
+	s, tag := m.locate(key)
+	m.Set(Ref{s: s, key: key, tag: tag, i: s.t.find(key, tag)}, e)
 }
 
 func expDelta(oldExp, newExp int64, existed bool) int64 {

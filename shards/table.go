@@ -127,10 +127,18 @@ func (t *table) find(key []byte, tag uint32) int {
 	}
 }
 
-// entry decodes slot i.
+// entry decodes slot i. An integer without a stored expiry (GCRA state,
+// counters) is decoded from the slot alone, without touching the arena.
 func (t *table) entry(i int) Entry {
 	s := &t.slots[i]
 	e := Entry{Kind: Kind(s.meta & kindMask)}
+	if e.Kind == KindInt && s.meta&flagExp == 0 {
+		e.Int = s.num
+		if s.meta&flagExpIsInt != 0 {
+			e.Exp = s.num
+		}
+		return e
+	}
 	_, r, p := t.keyAt(i)
 	switch {
 	case s.meta&flagExpIsInt != 0:
@@ -167,10 +175,14 @@ func (t *table) expAt(i int) int64 {
 // put stores e under key (whose hash tag is tag) and returns the previous
 // entry's expiry and whether one existed. Key and value bytes are copied.
 func (t *table) put(key []byte, tag uint32, e Entry) (oldExp int64, existed bool) {
+	return t.putAt(t.find(key, tag), key, tag, e)
+}
+
+// putAt is put when find(key, tag) is already known to be i (-1: absent).
+func (t *table) putAt(i int, key []byte, tag uint32, e Entry) (oldExp int64, existed bool) {
 	if t.slots == nil {
 		t.init(minSlots)
 	}
-	i := t.find(key, tag)
 	if i >= 0 {
 		oldExp, existed = t.expAt(i), true
 		if t.updateInPlace(i, e) {
@@ -188,6 +200,9 @@ func (t *table) put(key []byte, tag uint32, e Entry) (oldExp int64, existed bool
 		t.n++
 	}
 	t.write(i, key, tag, e)
+	if existed {
+		t.maybeCompact()
+	}
 	return oldExp, existed
 }
 

@@ -32,6 +32,7 @@ func parseConfig(args []string) (server.Config, runtimeConfig, slog.Level, error
 	fs.Int64Var(&cfg.Limits.MaxQueryBuf, "client-query-buffer-limit", cfg.Limits.MaxQueryBuf, "largest unprocessed input per client")
 	logLevel := fs.String("loglevel", "notice", "debug, verbose, notice or warning")
 	fs.IntVar(&rt.gcPercent, "gogc", rt.gcPercent, "Go GC target percentage (GOGC); the keyspace is pointer-free, so a low value costs little CPU")
+	fs.StringVar(&rt.cpuProfile, "cpuprofile", "", "write a CPU profile to this file until shutdown (performance work)")
 	fs.Int64Var(&rt.memLimit, "gomemlimit", rt.memLimit, "Go soft memory limit in bytes (GOMEMLIMIT); 0 = none")
 	if err := fs.Parse(args); err != nil {
 		return cfg, rt, 0, err
@@ -59,6 +60,8 @@ func parseConfig(args []string) (server.Config, runtimeConfig, slog.Level, error
 type runtimeConfig struct {
 	gcPercent int   // debug.SetGCPercent; negative leaves the runtime's value
 	memLimit  int64 // debug.SetMemoryLimit in bytes; 0 leaves it unset
+
+	cpuProfile string // write a CPU profile here while running
 }
 
 // defaultGCPercent is lower than Go's 100: almost all of the heap is

@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/signal"
 	"runtime"
+	"runtime/pprof"
 	"syscall"
 
 	"github.com/turnstile/turnstile/server"
@@ -26,6 +27,23 @@ func main() {
 	}
 }
 
+// startCPUProfile writes a CPU profile to path until the returned func runs
+// (for performance work: go tool pprof FILE).
+func startCPUProfile(path string) (func(), error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, fmt.Errorf("cpu profile: %w", err)
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("cpu profile: %w", err)
+	}
+	return func() {
+		pprof.StopCPUProfile()
+		f.Close()
+	}, nil
+}
+
 // run parses args, starts the server and blocks until ctx is done.
 func run(ctx context.Context, args []string, logOut io.Writer) error {
 	cfg, rt, logLevel, err := parseConfig(args)
@@ -33,6 +51,13 @@ func run(ctx context.Context, args []string, logOut io.Writer) error {
 		return err
 	}
 	rt.apply()
+	if rt.cpuProfile != "" {
+		stopProfile, err := startCPUProfile(rt.cpuProfile)
+		if err != nil {
+			return err
+		}
+		defer stopProfile()
+	}
 	logger := slog.New(slog.NewTextHandler(logOut, &slog.HandlerOptions{Level: logLevel}))
 	cfg.Logger = logger
 	srv, err := server.New(cfg)
