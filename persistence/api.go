@@ -6,6 +6,7 @@ package persistence
 import (
 	"io"
 	"os"
+	"time"
 
 	"github.com/turnstile/turnstile/shards"
 )
@@ -70,6 +71,11 @@ type LogConfig struct {
 	Name  string      // base name of the log files (--appendfilename), e.g. "appendonly.aof"
 	Fsync FsyncPolicy // --appendfsync
 	FS    FS          // nil: the real file system
+
+	// Tests only: replaces the one-second ticker of FsyncEverySec, and is
+	// sent a value when the fsync of each tick is done.
+	tick     <-chan time.Time
+	tickDone chan<- struct{}
 }
 
 // LoadInfo describes what a load read.
@@ -79,6 +85,7 @@ type LoadInfo struct {
 	TornTail   bool   // a torn last record was cut off
 	TornFile   string // where, when TornTail
 	TornOffset int64
+	Files      int // files read; 0 from Log.Load means no log existed (a fresh start)
 }
 
 // LogStats is what INFO persistence reports about the log.
@@ -89,4 +96,8 @@ type LogStats struct {
 	LastFsyncErr    error
 	PendingBytes    int64 // appended but not yet written
 	RewriteInFlight bool
+
+	Effects int64 // effects appended since OpenLog
+	Writes  int64 // write(2) calls on the incremental file
+	Fsyncs  int64 // fsyncs of the incremental file; Effects/Fsyncs is the group commit factor
 }

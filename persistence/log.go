@@ -1,0 +1,790 @@
+package persistence
+
+// The append-only log: a manifest naming one base file (a dump) and one or
+// more incremental files of effects, as Redis 7's multi-part AOF.
+//
+// Locks, always taken in this order:
+//
+//	rewriteMu  one Rewrite (or Close) at a time
+//	wmu        the writer: the current file, the unwritten buffer, the
+//	           manifest, the state
+//	smu        held while a file is fsynced; whoever closes a file takes it
+//	           first, so the everysec fsync never touches a closed file
+//	mu         the pending buffer (Append); held only to append or to swap
+//
+// Offsets are logical: the number of record bytes appended since OpenLog,
+// independent of which file they went to.
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/turnstile/turnstile/shards"
+)
+
+var (
+	ErrClosed            = errors.New("persistence: the log is closed")
+	ErrNotLoaded         = errors.New("persistence: the log has not been loaded (call Load first)")
+	ErrRewriteInProgress = errors.New("persistence: a log rewrite is already in progress")
+)
+
+type logState uint8
+
+const (
+	stateNew    logState = iota // OpenLog done, Load not yet
+	stateFresh                  // Load found no manifest: the first write or Rewrite creates the files
+	stateOpen                   // appending to cur
+	stateClosed                 // Close done
+)
+
+// segment is an open incremental file.
+type segment struct {
+	f    File
+	name string // file name inside Dir
+	size int64  // bytes written to it
+}
+
+type errBox struct{ err error }
+
+// Log is the append-only log. Append, Sync, Stats and Offset are safe for
+// concurrent use; Load must be called once, before Sync and Rewrite.
+type Log struct {
+	cfg          LogConfig
+	fs           FS
+	manifestPath string
+
+	mu       sync.Mutex
+	pending  []byte // encoded records not yet handed to the writer
+	appended int64  // logical offset just past the last appended record
+	effects  int64
+
+	wmu       sync.Mutex
+	state     logState
+	unwritten []byte // records taken from pending, not yet written (a failed write keeps them)
+	cur       *segment
+	man       manifest
+	seq       uint64 // highest sequence number in use
+
+	smu       sync.Mutex
+	rewriteMu sync.Mutex
+
+	written      atomic.Int64 // logical offset through which records are written
+	synced       atomic.Int64 // logical offset through which records are fsynced (written under smu)
+	failed       atomic.Pointer[errBox]
+	lastWriteErr atomic.Pointer[errBox]
+	lastFsyncErr atomic.Pointer[errBox]
+	rewriting    atomic.Bool
+	baseSize     atomic.Int64
+	oldIncrSize  atomic.Int64 // incremental files before cur
+	curSize      atomic.Int64
+	writes       atomic.Int64
+	fsyncs       atomic.Int64
+
+	closeOnce sync.Once
+	closeErr  error
+	stop      chan struct{}
+	bgDone    chan struct{}
+}
+
+// OpenLog prepares the log in cfg.Dir (created if needed). It reads no file:
+// call Load next. Under FsyncEverySec it starts the goroutine that fsyncs
+// once a second; Close stops it.
+func OpenLog(cfg LogConfig) (*Log, error) {
+	if cfg.FS == nil {
+		cfg.FS = OSFS{}
+	}
+	if cfg.Dir == "" {
+		cfg.Dir = "."
+	}
+	if cfg.Name == "" || cfg.Name == "." || cfg.Name == ".." || strings.ContainsAny(cfg.Name, "/\\ \t\r\n") {
+		return nil, fmt.Errorf("persistence: bad log file name %q", cfg.Name)
+	}
+	if cfg.Fsync > FsyncNo {
+		return nil, fmt.Errorf("persistence: bad fsync policy %d", cfg.Fsync)
+	}
+	if err := cfg.FS.MkdirAll(cfg.Dir, 0o755); err != nil {
+		return nil, fmt.Errorf("persistence: creating %s: %w", cfg.Dir, err)
+	}
+	l := &Log{cfg: cfg, fs: cfg.FS, manifestPath: filepath.Join(cfg.Dir, cfg.Name+".manifest")}
+	if cfg.Fsync == FsyncEverySec {
+		l.stop = make(chan struct{})
+		l.bgDone = make(chan struct{})
+		tick := cfg.tick
+		var t *time.Ticker
+		if tick == nil {
+			t = time.NewTicker(time.Second)
+			tick = t.C
+		}
+		go l.everySec(tick, t)
+	}
+	return l, nil
+}
+
+func (l *Log) path(name string) string { return filepath.Join(l.cfg.Dir, name) }
+
+// Load replays the log: the base file's keys as OpSet effects, then the
+// effects of each incremental file in order. Effect.Key and Entry.Str alias
+// a buffer reused for the next effect: apply must copy them. Effects are
+// passed whatever their expiry: dropping keys already expired is the
+// caller's job.
+//
+// A torn last record in the last incremental file (a crash in the middle of
+// a write) is cut off: the file is truncated to its last whole record and
+// LoadInfo reports where (TornTail, TornFile, TornOffset). Any other damage
+// returns a *CorruptError naming the file and offset. A missing manifest is
+// an empty log: LoadInfo.Files is 0 and the files are created by the first
+// write (or by Rewrite, to start the log from a dump of data loaded
+// elsewhere, e.g. a snapshot).
+//
+// Files left behind by an interrupted rewrite are removed.
+func (l *Log) Load(apply func(Effect) error) (LoadInfo, error) {
+	l.wmu.Lock()
+	defer l.wmu.Unlock()
+	switch l.state {
+	case stateClosed:
+		return LoadInfo{}, ErrClosed
+	case stateFresh, stateOpen:
+		return LoadInfo{}, errors.New("persistence: Load called twice")
+	}
+	m, err := readManifest(l.fs, l.manifestPath, l.cfg.Name)
+	if errors.Is(err, os.ErrNotExist) {
+		l.state = stateFresh
+		return LoadInfo{}, nil
+	}
+	if err != nil {
+		return LoadInfo{}, err
+	}
+	l.cleanup(&m)
+
+	var info LoadInfo
+	fn := func(e *Effect) error { return apply(*e) }
+	scan := func(name string, want FileType) (scanResult, error) {
+		p := l.path(name)
+		res, err := scanFile(l.fs, p, want, fn)
+		info.Files++
+		info.Records += res.records
+		info.Bytes += res.validLen
+		if errors.Is(err, os.ErrNotExist) {
+			return res, &CorruptError{File: p, Reason: "listed in the manifest but missing"}
+		}
+		return res, err
+	}
+	res, err := scan(m.base, FileDump)
+	if err != nil {
+		return info, err
+	}
+	if res.problem != nil {
+		return info, res.problem
+	}
+	base := res.size
+	var old int64
+	for i, name := range m.incrs {
+		last := i == len(m.incrs)-1
+		res, err = scan(name, FileIncr)
+		if err != nil {
+			return info, err
+		}
+		if res.problem != nil {
+			if !res.torn || !last {
+				if res.torn {
+					res.problem.Reason += " (in an incremental file that is not the last)"
+				}
+				return info, res.problem
+			}
+			info.TornTail = true
+			info.TornFile = res.problem.File
+			info.TornOffset = res.problem.Offset
+		}
+		if !last {
+			old += res.size
+		}
+	}
+
+	name := m.incrs[len(m.incrs)-1]
+	f, err := l.fs.OpenFile(l.path(name), os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		return info, fmt.Errorf("persistence: opening %s: %w", l.path(name), err)
+	}
+	if info.TornTail {
+		err := f.Truncate(res.validLen)
+		if err == nil {
+			err = f.Sync()
+		}
+		if err != nil {
+			f.Close()
+			return info, fmt.Errorf("persistence: cutting the torn tail of %s: %w", l.path(name), err)
+		}
+	}
+	l.cur = &segment{f: f, name: name, size: res.validLen}
+	l.curSize.Store(res.validLen)
+	l.oldIncrSize.Store(old)
+	l.baseSize.Store(base)
+	l.man = m
+	l.seq = m.maxSeq(l.cfg.Name)
+	l.state = stateOpen
+	return info, nil
+}
+
+// cleanup removes the files an interrupted rewrite left: those of the
+// previous generation (history lines) and a base file being written by a
+// rewrite that did not finish (named after an incremental file other than
+// the first). It is best effort: what cannot be removed now is removed by a
+// later Load.
+func (l *Log) cleanup(m *manifest) {
+	for _, inc := range m.incrs[1:] {
+		seq, _ := fileSeq(inc, l.cfg.Name, "incr")
+		if b := seqName(l.cfg.Name, seq, "base"); b != m.base && !slices.Contains(m.history, b) {
+			removeIfExists(l.fs, l.path(b))
+		}
+	}
+	if len(m.history) == 0 {
+		return
+	}
+	var keep []string
+	for _, h := range m.history {
+		if removeIfExists(l.fs, l.path(h)) != nil {
+			keep = append(keep, h)
+		}
+	}
+	if len(keep) == len(m.history) {
+		return
+	}
+	m2 := *m
+	m2.history = keep
+	if writeManifest(l.fs, l.manifestPath, &m2) == nil {
+		*m = m2
+	}
+}
+
+// checkEffect panics on an effect the format cannot hold, before any lock is
+// taken.
+func checkEffect(e *Effect) {
+	if e.Op < OpSet || e.Op > OpFlushAll {
+		panic(fmt.Sprintf("persistence: cannot log op %d", e.Op))
+	}
+	if e.DB < 0 || e.DB > maxDB {
+		panic(fmt.Sprintf("persistence: cannot log database %d", e.DB))
+	}
+	if e.Op == OpSet && e.Entry.Kind != shards.KindInt && e.Entry.Kind != shards.KindBytes {
+		panic(fmt.Sprintf("persistence: cannot log entry kind %d", e.Entry.Kind))
+	}
+	if uint64(len(e.Key))+uint64(len(e.Entry.Str)) > MaxPayload-64 {
+		panic("persistence: effect too large for one record")
+	}
+}
+
+// Append encodes e into the pending buffer and returns the logical log
+// offset just past it, to be passed to Sync. It does not write: that is
+// Sync's job. Key and Entry.Str are copied. Callers hold the shard lock of
+// e's key, which makes the log order of a key's effects the order of its
+// writes. Append panics on an effect the format cannot hold (a programming
+// error): an op or entry kind not defined, a negative database.
+func (l *Log) Append(e Effect) int64 {
+	checkEffect(&e)
+	l.mu.Lock()
+	n := len(l.pending)
+	l.pending = appendRecord(l.pending, &e)
+	l.appended += int64(len(l.pending) - n)
+	l.effects++
+	off := l.appended
+	l.mu.Unlock()
+	return off
+}
+
+// Offset returns the logical offset just past the last appended effect.
+func (l *Log) Offset() int64 {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.appended
+}
+
+func (l *Log) covered(upto int64) bool {
+	if l.cfg.Fsync == FsyncAlways {
+		return l.synced.Load() >= upto
+	}
+	return l.written.Load() >= upto
+}
+
+// Sync returns once every effect through offset upto is written to the file
+// (write(2)) and, under FsyncAlways, fsynced. The first caller in writes
+// everything pending for everyone, in one write and (always) one fsync;
+// callers whose offset is already covered return at once. Never call it
+// while holding a shard lock: Rewrite's dump takes shard locks while holding
+// up writers.
+//
+// A write error is returned and retried by the next Sync (the file is cut
+// back to its last whole record first). An fsync error, or a write error
+// that leaves the file in an unknown state, is permanent: every later Sync
+// returns it (as Redis, the server must then refuse writes or stop).
+func (l *Log) Sync(upto int64) error {
+	if l.covered(upto) {
+		return nil
+	}
+	l.wmu.Lock()
+	defer l.wmu.Unlock()
+	switch l.state {
+	case stateNew:
+		return ErrNotLoaded
+	case stateClosed:
+		return ErrClosed
+	}
+	if l.covered(upto) {
+		return nil
+	}
+	if err := l.flushLocked(); err != nil {
+		return err
+	}
+	if l.cfg.Fsync == FsyncAlways {
+		return l.fsyncLocked()
+	}
+	return nil
+}
+
+func (l *Log) fail(err error) error {
+	l.failed.CompareAndSwap(nil, &errBox{err})
+	return l.failed.Load().err
+}
+
+// flushLocked writes everything pending to the current file (creating the
+// log's files first in stateFresh). wmu is held.
+func (l *Log) flushLocked() error {
+	if b := l.failed.Load(); b != nil {
+		return b.err
+	}
+	l.mu.Lock()
+	if len(l.pending) > 0 {
+		if len(l.unwritten) == 0 {
+			l.unwritten, l.pending = l.pending, l.unwritten[:0]
+		} else {
+			l.unwritten = append(l.unwritten, l.pending...)
+			l.pending = l.pending[:0]
+		}
+	}
+	end := l.appended
+	l.mu.Unlock()
+	if len(l.unwritten) == 0 {
+		return nil
+	}
+	if l.state == stateFresh {
+		if err := l.initLocked(nil); err != nil {
+			return err
+		}
+	}
+	n, err := l.cur.f.Write(l.unwritten)
+	if err != nil {
+		err = fmt.Errorf("persistence: writing %s: %w", l.path(l.cur.name), err)
+		l.lastWriteErr.Store(&errBox{err})
+		if n > 0 {
+			// Cut the partial write off so that a retry appends whole
+			// records; if that fails the file's state is unknown.
+			if terr := l.cur.f.Truncate(l.cur.size); terr != nil {
+				return l.fail(fmt.Errorf("%w; cutting the partial write failed: %v", err, terr))
+			}
+		}
+		return err
+	}
+	l.lastWriteErr.Store(nil)
+	l.writes.Add(1)
+	l.cur.size += int64(n)
+	l.curSize.Store(l.cur.size)
+	if cap(l.unwritten) > 4<<20 {
+		l.unwritten = nil // do not keep a burst's buffer
+	} else {
+		l.unwritten = l.unwritten[:0]
+	}
+	l.written.Store(end)
+	return nil
+}
+
+// fsyncLocked fsyncs the current file. wmu is held.
+func (l *Log) fsyncLocked() error {
+	l.smu.Lock()
+	defer l.smu.Unlock()
+	return l.fsyncSegment(l.cur, l.written.Load())
+}
+
+// fsyncSegment fsyncs seg, after which everything through end is durable.
+// smu is held.
+func (l *Log) fsyncSegment(seg *segment, end int64) error {
+	if seg == nil || end <= l.synced.Load() {
+		return nil
+	}
+	if err := seg.f.Sync(); err != nil {
+		err = fmt.Errorf("persistence: fsync of %s: %w", l.path(seg.name), err)
+		l.lastFsyncErr.Store(&errBox{err})
+		return l.fail(err)
+	}
+	l.fsyncs.Add(1)
+	if end > l.synced.Load() {
+		l.synced.Store(end)
+	}
+	return nil
+}
+
+// everySec is the FsyncEverySec goroutine.
+func (l *Log) everySec(tick <-chan time.Time, t *time.Ticker) {
+	defer close(l.bgDone)
+	if t != nil {
+		defer t.Stop()
+	}
+	for {
+		select {
+		case <-l.stop:
+			return
+		case <-tick:
+		}
+		l.tickSync()
+		if l.cfg.tickDone != nil {
+			select {
+			case l.cfg.tickDone <- struct{}{}:
+			case <-l.stop:
+				return
+			}
+		}
+	}
+}
+
+// tickSync writes what is pending and fsyncs the current file, holding the
+// writer lock only for the write: writers are not held up by the fsync.
+func (l *Log) tickSync() {
+	l.wmu.Lock()
+	if (l.state != stateOpen && l.state != stateFresh) || l.failed.Load() != nil {
+		l.wmu.Unlock()
+		return
+	}
+	l.flushLocked() // an error is recorded in LastWriteErr and retried
+	seg, end := l.cur, l.written.Load()
+	l.smu.Lock()
+	l.wmu.Unlock()
+	l.fsyncSegment(seg, end)
+	l.smu.Unlock()
+}
+
+// createIncr creates an incremental file holding just its header, fsynced.
+func (l *Log) createIncr(name string) (*segment, error) {
+	p := l.path(name)
+	f, err := l.fs.OpenFile(p, os.O_CREATE|os.O_TRUNC|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("persistence: creating %s: %w", p, err)
+	}
+	_, err = f.Write(appendHeader(nil, FileIncr))
+	if err == nil {
+		err = f.Sync()
+	}
+	if err != nil {
+		f.Close()
+		removeIfExists(l.fs, p)
+		return nil, fmt.Errorf("persistence: creating %s: %w", p, err)
+	}
+	return &segment{f: f, name: name, size: headerLen}, nil
+}
+
+// initLocked creates the log's first files: a base holding what dump emits
+// (nothing if dump is nil), an empty incremental file, then the manifest
+// naming them. wmu is held and the state is stateFresh.
+func (l *Log) initLocked(dump DumpFunc) error {
+	baseName := seqName(l.cfg.Name, 1, "base")
+	incrName := seqName(l.cfg.Name, 1, "incr")
+	bsize, err := writeDumpFile(l.fs, l.path(baseName), dump)
+	if err != nil {
+		removeIfExists(l.fs, l.path(baseName))
+		return err
+	}
+	seg, err := l.createIncr(incrName)
+	if err != nil {
+		return err
+	}
+	m := manifest{base: baseName, incrs: []string{incrName}}
+	if err := writeManifest(l.fs, l.manifestPath, &m); err != nil {
+		seg.f.Close()
+		return err
+	}
+	l.cur, l.man, l.seq, l.state = seg, m, 1, stateOpen
+	l.baseSize.Store(bsize)
+	l.curSize.Store(seg.size)
+	return nil
+}
+
+// Rewrite compacts the log into a new base file holding what dump emits,
+// while appends continue:
+//
+//  1. a new incremental file is created, and appends are switched to it
+//     (everything before is written and fsynced to the old one) as the
+//     manifest is replaced by one listing the old base, the old incremental
+//     file(s) and the new one;
+//  2. dump is called and its keys written to a new base file, fsynced, and
+//     then everything appended so far is fsynced to the new incremental
+//     file (whatever the fsync policy);
+//  3. the manifest is replaced by one listing the new base and the new
+//     incremental file, and the old files are removed.
+//
+// A crash at any point leaves a manifest that loads every acknowledged
+// effect. dump is called after the switch, and reads each key under its
+// shard lock (the lock Append's callers hold): every effect before the
+// switch is then reflected in the dump, every effect after it is in the new
+// incremental file, and replaying that file over the dump gives the current
+// keyspace (effects set absolute values, so replaying one the dump already
+// reflects is harmless). dump need not be a point-in-time snapshot, and may
+// skip expired keys.
+//
+// In a log that Load found empty, Rewrite creates the first files, with
+// dump as the base; Syncs wait until it is done. Only one Rewrite runs at a
+// time: a second returns ErrRewriteInProgress. On error, the log goes on
+// with its old files (plus the new incremental file if the switch was made).
+func (l *Log) Rewrite(dump DumpFunc) error {
+	if !l.rewriteMu.TryLock() {
+		return ErrRewriteInProgress
+	}
+	defer l.rewriteMu.Unlock()
+	l.rewriting.Store(true)
+	defer l.rewriting.Store(false)
+
+	l.wmu.Lock()
+	switch l.state {
+	case stateNew:
+		l.wmu.Unlock()
+		return ErrNotLoaded
+	case stateClosed:
+		l.wmu.Unlock()
+		return ErrClosed
+	case stateFresh:
+		err := l.initLocked(dump)
+		l.wmu.Unlock()
+		return err
+	}
+	if b := l.failed.Load(); b != nil {
+		l.wmu.Unlock()
+		return b.err
+	}
+	old := l.man
+	seq := l.seq + 1
+	l.wmu.Unlock()
+
+	// 1. The new incremental file, and the intermediate manifest, written
+	// to the temporary file now and renamed into place at the switch.
+	incrName := seqName(l.cfg.Name, seq, "incr")
+	baseName := seqName(l.cfg.Name, seq, "base")
+	seg, err := l.createIncr(incrName)
+	if err != nil {
+		return err
+	}
+	mid := manifest{base: old.base, incrs: append(slices.Clone(old.incrs), incrName), history: old.history}
+	tmp := l.manifestPath + ".tmp"
+	if err := writeFileSync(l.fs, tmp, mid.encode()); err != nil {
+		seg.f.Close()
+		removeIfExists(l.fs, l.path(incrName))
+		return err
+	}
+	if err := l.switchTo(seg, &mid, seq, tmp); err != nil {
+		return err
+	}
+
+	// 2. The new base.
+	bsize, err := writeDumpFile(l.fs, l.path(baseName), dump)
+	if err != nil {
+		removeIfExists(l.fs, l.path(baseName))
+		return err
+	}
+
+	// Every effect the dump reflects must be durable in the new incremental
+	// file before the manifest that drops the old files is. A dump is not a
+	// point-in-time snapshot: without this, a crash could load keys written
+	// after the last durable effect next to keys from before it (half a
+	// transaction). With it, the log always loads as the state after some
+	// prefix of the appends.
+	if err := l.syncAll(); err != nil {
+		removeIfExists(l.fs, l.path(baseName))
+		return err
+	}
+
+	// 3. The final manifest; the old files become history, then go.
+	hist := append(slices.Clone(old.history), old.base)
+	hist = append(hist, old.incrs...)
+	fin := manifest{base: baseName, incrs: []string{incrName}, history: hist}
+	if err := writeFileSync(l.fs, tmp, fin.encode()); err != nil {
+		removeIfExists(l.fs, l.path(baseName))
+		return err
+	}
+	if err := l.fs.Rename(tmp, l.manifestPath); err != nil {
+		removeIfExists(l.fs, l.path(baseName))
+		return fmt.Errorf("persistence: renaming %s: %w", tmp, err)
+	}
+	dirErr := l.fs.SyncDir(l.cfg.Dir)
+	l.wmu.Lock()
+	l.man = fin
+	l.wmu.Unlock()
+	l.baseSize.Store(bsize)
+	l.oldIncrSize.Store(0)
+	if dirErr != nil {
+		// The directory may hold either manifest after a crash.
+		return l.fail(fmt.Errorf("persistence: fsync of directory %s: %w", l.cfg.Dir, dirErr))
+	}
+
+	var keep []string
+	for _, h := range hist {
+		if removeIfExists(l.fs, l.path(h)) != nil {
+			keep = append(keep, h)
+		}
+	}
+	fin2 := fin
+	fin2.history = keep
+	if writeManifest(l.fs, l.manifestPath, &fin2) == nil {
+		l.wmu.Lock()
+		l.man = fin2
+		l.wmu.Unlock()
+	}
+	return nil
+}
+
+// syncAll writes and fsyncs everything appended so far, whatever the
+// policy.
+func (l *Log) syncAll() error {
+	l.wmu.Lock()
+	defer l.wmu.Unlock()
+	if l.state != stateOpen {
+		return ErrClosed
+	}
+	if err := l.flushLocked(); err != nil {
+		return err
+	}
+	return l.fsyncLocked()
+}
+
+// switchTo makes seg the current file: it writes and fsyncs everything
+// pending to the old file, renames the intermediate manifest (already in
+// tmp) into place and fsyncs the directory, all under the writer lock, so
+// that nothing written to seg is acknowledged before a manifest naming seg
+// is durable, and the old file is complete before it stops being the last.
+func (l *Log) switchTo(seg *segment, mid *manifest, seq uint64, tmp string) error {
+	l.wmu.Lock()
+	defer l.wmu.Unlock()
+	abort := func(err error) error {
+		seg.f.Close()
+		removeIfExists(l.fs, l.path(seg.name))
+		return err
+	}
+	if l.state != stateOpen {
+		return abort(ErrClosed)
+	}
+	if err := l.flushLocked(); err != nil {
+		return abort(err)
+	}
+	l.smu.Lock()
+	err := l.fsyncSegment(l.cur, l.written.Load())
+	l.smu.Unlock()
+	if err != nil {
+		return abort(err)
+	}
+	if err := l.fs.Rename(tmp, l.manifestPath); err != nil {
+		return abort(fmt.Errorf("persistence: renaming %s: %w", tmp, err))
+	}
+	dirErr := l.fs.SyncDir(l.cfg.Dir)
+	// The manifest in the directory names seg now: switch.
+	old := l.cur
+	old.f.Close()
+	l.oldIncrSize.Add(old.size)
+	l.cur = seg
+	l.curSize.Store(seg.size)
+	l.man = *mid
+	l.seq = seq
+	if dirErr != nil {
+		return l.fail(fmt.Errorf("persistence: fsync of directory %s: %w", l.cfg.Dir, dirErr))
+	}
+	return nil
+}
+
+// Stats reports the log's sizes and status. For auto-rewrite by growth
+// (auto-aof-rewrite-percentage), compare BaseSize+IncrSize with the BaseSize
+// the last rewrite produced.
+func (l *Log) Stats() LogStats {
+	l.mu.Lock()
+	appended, effects := l.appended, l.effects
+	l.mu.Unlock()
+	s := LogStats{
+		BaseSize:        l.baseSize.Load(),
+		IncrSize:        l.oldIncrSize.Load() + l.curSize.Load(),
+		PendingBytes:    appended - l.written.Load(),
+		RewriteInFlight: l.rewriting.Load(),
+		Effects:         effects,
+		Writes:          l.writes.Load(),
+		Fsyncs:          l.fsyncs.Load(),
+	}
+	if b := l.lastWriteErr.Load(); b != nil {
+		s.LastWriteErr = b.err
+	} else if b := l.failed.Load(); b != nil {
+		s.LastWriteErr = b.err
+	}
+	if b := l.lastFsyncErr.Load(); b != nil {
+		s.LastFsyncErr = b.err
+	}
+	return s
+}
+
+// Close writes and fsyncs everything pending, closes the file and stops the
+// everysec goroutine. It waits for a Rewrite in progress. It is idempotent:
+// later calls return the first call's result. Append after Close is
+// accepted and lost; Sync after Close returns ErrClosed.
+func (l *Log) Close() error {
+	l.closeOnce.Do(func() { l.closeErr = l.close() })
+	return l.closeErr
+}
+
+func (l *Log) close() error {
+	l.rewriteMu.Lock()
+	defer l.rewriteMu.Unlock()
+	if l.stop != nil {
+		close(l.stop)
+		<-l.bgDone
+	}
+	l.wmu.Lock()
+	defer l.wmu.Unlock()
+	var err error
+	if l.state == stateOpen || l.state == stateFresh {
+		err = l.flushLocked()
+		if err == nil {
+			err = l.fsyncLocked()
+		}
+	}
+	if l.cur != nil {
+		l.smu.Lock()
+		if cerr := l.cur.f.Close(); err == nil {
+			err = cerr
+		}
+		l.smu.Unlock()
+	}
+	l.state = stateClosed
+	return err
+}
+
+// String returns the appendfsync spelling of p.
+func (p FsyncPolicy) String() string {
+	switch p {
+	case FsyncAlways:
+		return "always"
+	case FsyncEverySec:
+		return "everysec"
+	case FsyncNo:
+		return "no"
+	}
+	return fmt.Sprintf("FsyncPolicy(%d)", uint8(p))
+}
+
+// ParseFsyncPolicy parses an appendfsync value: always, everysec or no.
+func ParseFsyncPolicy(s string) (FsyncPolicy, error) {
+	switch strings.ToLower(s) {
+	case "always":
+		return FsyncAlways, nil
+	case "everysec":
+		return FsyncEverySec, nil
+	case "no":
+		return FsyncNo, nil
+	}
+	return 0, fmt.Errorf("persistence: bad appendfsync value %q (always, everysec or no)", s)
+}

@@ -1,0 +1,5 @@
+//go:build race
+
+package persistence
+
+const raceEnabled = true

@@ -1,0 +1,509 @@
+package persistence
+
+// Record encoding: the file header and the framed, checksummed records that
+// every data file (dump or incremental log) is made of. FORMAT.md is the
+// reference; this file is the implementation.
+
+import (
+	"bufio"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"io"
+	"math"
+
+	"github.com/turnstile/turnstile/shards"
+)
+
+// FileType is the type byte of a data file's header (or, for Check, a
+// manifest).
+type FileType uint8
+
+const (
+	FileDump     FileType = 1 // a snapshot, or the base file of the log: OpSet records then an end record
+	FileIncr     FileType = 2 // an incremental log file: effects of any Op
+	FileManifest FileType = 3 // the log's manifest (text; never in a data file header)
+)
+
+func (t FileType) String() string {
+	switch t {
+	case FileDump:
+		return "dump"
+	case FileIncr:
+		return "incr"
+	case FileManifest:
+		return "manifest"
+	}
+	return fmt.Sprintf("type(%d)", uint8(t))
+}
+
+const (
+	fileMagic     = "TURNSTIL"
+	formatVersion = 1
+	headerLen     = 16 // magic 8, version 1, type 1, reserved 2, CRC-32C 4
+
+	recHeaderLen = 9 // length u32le, CRC-8 of the length, CRC-32C of the payload u32le
+
+	// MaxPayload is the largest record payload the format allows (the
+	// length field is 32 bits). Decoding also bounds every length by the
+	// bytes left in the file, so no allocation follows an unchecked length.
+	MaxPayload = math.MaxUint32
+
+	maxDB = math.MaxInt32
+
+	opEnd = 0xFF // last record of a dump: the number of OpSet records before it
+)
+
+// castagnoli is the CRC-32C table; crc32 computes with it in hardware where
+// it can. It is never written after initialisation.
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
+func crc32c(b []byte) uint32 { return crc32.Checksum(b, castagnoli) }
+
+// crc8 is CRC-8/SMBUS (polynomial 0x07, initial value 0, no reflection, no
+// final XOR), used on the 4 length bytes of a record header. Any single-bit
+// error (and any burst up to 8 bits) in the length or in the check byte is
+// detected, so a damaged length can never pass for a record that merely runs
+// past the end of the file (a torn tail).
+func crc8(b []byte) byte {
+	var c byte
+	for _, x := range b {
+		c ^= x
+		for range 8 {
+			if c&0x80 != 0 {
+				c = c<<1 ^ 0x07
+			} else {
+				c <<= 1
+			}
+		}
+	}
+	return c
+}
+
+// CorruptError reports damage in a persistence file: which file, at which
+// byte offset (the start of the damaged header or record), and what is wrong.
+type CorruptError struct {
+	File   string
+	Offset int64
+	Reason string
+}
+
+func (e *CorruptError) Error() string {
+	return fmt.Sprintf("persistence: %s is corrupt at offset %d: %s", e.File, e.Offset, e.Reason)
+}
+
+// appendHeader appends a data file header of type t to dst.
+func appendHeader(dst []byte, t FileType) []byte {
+	start := len(dst)
+	dst = append(dst, fileMagic...)
+	dst = append(dst, formatVersion, byte(t), 0, 0)
+	return binary.LittleEndian.AppendUint32(dst, crc32c(dst[start:]))
+}
+
+// parseHeader checks a data file header and returns its type; the reason is
+// non-empty when the header is bad.
+func parseHeader(h []byte) (FileType, string) {
+	if len(h) < headerLen {
+		return 0, "file shorter than its header"
+	}
+	if crc32c(h[:12]) != binary.LittleEndian.Uint32(h[12:16]) {
+		if string(h[:8]) != fileMagic {
+			return 0, "not a Turnstile data file (bad magic)"
+		}
+		return 0, "header checksum mismatch"
+	}
+	if string(h[:8]) != fileMagic {
+		return 0, "not a Turnstile data file (bad magic)"
+	}
+	if h[8] != formatVersion {
+		return 0, fmt.Sprintf("unsupported format version %d (this build reads %d)", h[8], formatVersion)
+	}
+	if h[10] != 0 || h[11] != 0 {
+		return 0, "reserved header bytes are not zero"
+	}
+	t := FileType(h[9])
+	if t != FileDump && t != FileIncr {
+		return 0, fmt.Sprintf("unknown file type %d", h[9])
+	}
+	return t, ""
+}
+
+// appendRecord appends the framed record of effect e to dst. It panics on an
+// effect the format cannot represent (a programming error in the caller).
+func appendRecord(dst []byte, e *Effect) []byte {
+	start := len(dst)
+	dst = append(dst, make([]byte, recHeaderLen)...) // does not allocate
+	dst = appendPayload(dst, e)
+	return sealRecord(dst, start)
+}
+
+// appendEndRecord appends the end record of a dump holding count keys.
+func appendEndRecord(dst []byte, count int64) []byte {
+	start := len(dst)
+	dst = append(dst, make([]byte, recHeaderLen)...)
+	dst = append(dst, opEnd)
+	dst = binary.AppendUvarint(dst, uint64(count))
+	return sealRecord(dst, start)
+}
+
+// sealRecord fills in the header of the record starting at dst[start].
+func sealRecord(dst []byte, start int) []byte {
+	p := dst[start+recHeaderLen:]
+	if uint64(len(p)) > MaxPayload {
+		panic("persistence: record payload larger than MaxPayload")
+	}
+	h := dst[start : start+recHeaderLen]
+	binary.LittleEndian.PutUint32(h[0:4], uint32(len(p)))
+	h[4] = crc8(h[0:4])
+	binary.LittleEndian.PutUint32(h[5:9], crc32c(p))
+	return dst
+}
+
+func appendPayload(dst []byte, e *Effect) []byte {
+	if e.Op < OpSet || e.Op > OpFlushAll {
+		panic(fmt.Sprintf("persistence: cannot log op %d", e.Op))
+	}
+	if e.DB < 0 || e.DB > maxDB {
+		panic(fmt.Sprintf("persistence: cannot log database %d", e.DB))
+	}
+	dst = append(dst, byte(e.Op))
+	dst = binary.AppendUvarint(dst, uint64(e.DB))
+	dst = binary.AppendUvarint(dst, uint64(len(e.Key)))
+	dst = append(dst, e.Key...)
+	if e.Op != OpSet {
+		return dst
+	}
+	switch e.Entry.Kind {
+	case shards.KindInt:
+		dst = append(dst, byte(shards.KindInt))
+		dst = binary.AppendVarint(dst, e.Entry.Int)
+	case shards.KindBytes:
+		dst = append(dst, byte(shards.KindBytes))
+		dst = binary.AppendUvarint(dst, uint64(len(e.Entry.Str)))
+		dst = append(dst, e.Entry.Str...)
+	default:
+		panic(fmt.Sprintf("persistence: cannot log entry kind %d", e.Entry.Kind))
+	}
+	return binary.AppendVarint(dst, e.Entry.Exp)
+}
+
+// decodePayload decodes a record payload into e (whose Key and Entry.Str then
+// alias p). end is true for a dump's end record, whose key count is returned
+// in count. reason is non-empty when the payload is malformed.
+func decodePayload(p []byte, e *Effect) (end bool, count uint64, reason string) {
+	if len(p) == 0 {
+		return false, 0, "empty payload"
+	}
+	op := p[0]
+	p = p[1:]
+	if op == opEnd {
+		n, k := binary.Uvarint(p)
+		if k <= 0 {
+			return false, 0, "bad key count in end record"
+		}
+		if k != len(p) {
+			return false, 0, "trailing bytes in end record"
+		}
+		return true, n, ""
+	}
+	if op < byte(OpSet) || op > byte(OpFlushAll) {
+		return false, 0, fmt.Sprintf("unknown op %d", op)
+	}
+	db, k := binary.Uvarint(p)
+	if k <= 0 || db > maxDB {
+		return false, 0, "bad database number"
+	}
+	p = p[k:]
+	kl, k := binary.Uvarint(p)
+	if k <= 0 || kl > uint64(len(p)-k) {
+		return false, 0, "bad key length"
+	}
+	p = p[k:]
+	*e = Effect{Op: Op(op), DB: int(db), Key: p[:kl:kl]}
+	p = p[kl:]
+	if e.Op != OpSet {
+		if len(p) != 0 {
+			return false, 0, "trailing bytes after key"
+		}
+		return false, 0, ""
+	}
+	if len(p) == 0 {
+		return false, 0, "missing value kind"
+	}
+	kind := shards.Kind(p[0])
+	p = p[1:]
+	switch kind {
+	case shards.KindInt:
+		v, k := binary.Varint(p)
+		if k <= 0 {
+			return false, 0, "bad integer value"
+		}
+		e.Entry = shards.Entry{Kind: shards.KindInt, Int: v}
+		p = p[k:]
+	case shards.KindBytes:
+		vl, k := binary.Uvarint(p)
+		if k <= 0 || vl > uint64(len(p)-k) {
+			return false, 0, "bad value length"
+		}
+		p = p[k:]
+		e.Entry = shards.Entry{Kind: shards.KindBytes, Str: p[:vl:vl]}
+		p = p[vl:]
+	default:
+		return false, 0, fmt.Sprintf("unknown value kind %d", kind)
+	}
+	exp, k := binary.Varint(p)
+	if k <= 0 {
+		return false, 0, "bad expiry"
+	}
+	if k != len(p) {
+		return false, 0, "trailing bytes after expiry"
+	}
+	e.Entry.Exp = exp
+	return false, 0, ""
+}
+
+// decodeRecord decodes the first record of b (used by the fuzzer and by
+// tests; files are read with a recReader). n is the record's length in bytes.
+func decodeRecord(b []byte, e *Effect) (n int, end bool, count uint64, err error) {
+	if len(b) < recHeaderLen {
+		return 0, false, 0, errors.New("short record header")
+	}
+	if crc8(b[0:4]) != b[4] {
+		return 0, false, 0, errors.New("record length checksum mismatch")
+	}
+	l := binary.LittleEndian.Uint32(b[0:4])
+	if l == 0 {
+		return 0, false, 0, errors.New("empty record")
+	}
+	if uint64(l) > uint64(len(b)-recHeaderLen) {
+		return 0, false, 0, errors.New("record runs past the end of the input")
+	}
+	p := b[recHeaderLen : recHeaderLen+int(l)]
+	if crc32c(p) != binary.LittleEndian.Uint32(b[5:9]) {
+		return 0, false, 0, errors.New("record checksum mismatch")
+	}
+	end, count, reason := decodePayload(p, e)
+	if reason != "" {
+		return 0, false, 0, errors.New(reason)
+	}
+	return recHeaderLen + int(l), end, count, nil
+}
+
+// Outcome of reading one record.
+type recStatus uint8
+
+const (
+	recOK      recStatus = iota
+	recEOF               // clean end of file at a record boundary
+	recTorn              // an incomplete last record: a write cut short
+	recCorrupt           // damage
+)
+
+// recReader reads the records of one data file, sequentially, bounding every
+// length by what is left of the file.
+type recReader struct {
+	r    *bufio.Reader
+	path string
+	size int64 // file size
+	off  int64 // offset of the next unread byte
+	hdr  [recHeaderLen]byte
+	buf  []byte // payload buffer, reused
+}
+
+func newRecReader(r io.Reader, path string, size int64) *recReader {
+	return &recReader{r: bufio.NewReaderSize(r, 64<<10), path: path, size: size}
+}
+
+// header reads and checks the file header.
+func (rr *recReader) header() (FileType, *CorruptError, error) {
+	var h [headerLen]byte
+	if rr.size < headerLen {
+		return 0, &CorruptError{File: rr.path, Offset: 0, Reason: "file shorter than its header"}, nil
+	}
+	if _, err := io.ReadFull(rr.r, h[:]); err != nil {
+		return 0, nil, fmt.Errorf("persistence: reading %s: %w", rr.path, err)
+	}
+	rr.off = headerLen
+	t, reason := parseHeader(h[:])
+	if reason != "" {
+		return 0, &CorruptError{File: rr.path, Offset: 0, Reason: reason}, nil
+	}
+	return t, nil, nil
+}
+
+// next reads the record at rr.off. On recOK it returns the payload (valid
+// until the next call); on recTorn or recCorrupt, the reason, with start the
+// offset of the record that could not be read. err is an I/O error.
+func (rr *recReader) next() (payload []byte, start int64, st recStatus, reason string, err error) {
+	start = rr.off
+	rem := rr.size - start
+	if rem == 0 {
+		return nil, start, recEOF, "", nil
+	}
+	if rem < recHeaderLen {
+		return nil, start, recTorn, "incomplete record header at end of file", nil
+	}
+	if _, err := io.ReadFull(rr.r, rr.hdr[:]); err != nil {
+		return nil, start, 0, "", rr.ioErr(err)
+	}
+	h := rr.hdr[:]
+	if crc8(h[0:4]) != h[4] {
+		return rr.bad(start, h, "record length checksum mismatch")
+	}
+	n := int64(binary.LittleEndian.Uint32(h[0:4]))
+	if n == 0 {
+		return rr.bad(start, h, "empty record")
+	}
+	if n > rem-recHeaderLen {
+		return nil, start, recTorn, "last record runs past the end of the file", nil
+	}
+	if int64(cap(rr.buf)) < n {
+		rr.buf = make([]byte, n) // n is bounded by the file size
+	}
+	p := rr.buf[:n]
+	if _, err := io.ReadFull(rr.r, p); err != nil {
+		return nil, start, 0, "", rr.ioErr(err)
+	}
+	rr.off = start + recHeaderLen + n
+	if crc32c(p) != binary.LittleEndian.Uint32(h[5:9]) {
+		if rr.off == rr.size {
+			return nil, start, recTorn, "checksum mismatch in the last record", nil
+		}
+		return nil, start, recCorrupt, "record checksum mismatch", nil
+	}
+	return p, start, recOK, "", nil
+}
+
+// bad classifies a record header that failed its checks: torn when it and
+// everything after it to the end of the file is zero (a file extended by a
+// crash before its data reached the disk), corrupt otherwise.
+func (rr *recReader) bad(start int64, read []byte, reason string) ([]byte, int64, recStatus, string, error) {
+	for _, c := range read {
+		if c != 0 {
+			return nil, start, recCorrupt, reason, nil
+		}
+	}
+	var chunk [4096]byte
+	for {
+		n, err := rr.r.Read(chunk[:])
+		for _, c := range chunk[:n] {
+			if c != 0 {
+				return nil, start, recCorrupt, reason, nil
+			}
+		}
+		if err == io.EOF {
+			return nil, start, recTorn, "zero-filled tail", nil
+		}
+		if err != nil {
+			return nil, start, 0, "", rr.ioErr(err)
+		}
+	}
+}
+
+func (rr *recReader) ioErr(err error) error {
+	if err == io.EOF || err == io.ErrUnexpectedEOF {
+		return fmt.Errorf("persistence: %s shrank while being read", rr.path)
+	}
+	return fmt.Errorf("persistence: reading %s: %w", rr.path, err)
+}
+
+func (rr *recReader) corrupt(off int64, reason string) *CorruptError {
+	return &CorruptError{File: rr.path, Offset: off, Reason: reason}
+}
+
+// scanResult describes one data file read to its end or to its first
+// problem.
+type scanResult struct {
+	typ      FileType
+	records  int64 // records passed to fn (for a dump: keys)
+	validLen int64 // length of the longest valid prefix: header and whole, good records
+	size     int64
+	problem  *CorruptError // first problem, nil if none
+	torn     bool          // the problem is a torn tail (an incomplete last record)
+}
+
+// scanFile reads the data file at path and calls fn for each effect (for a
+// dump: each key, as an OpSet effect). want is the required file type (0:
+// any). Damage is reported in the result; err is an I/O error, an error from
+// fn, or the file not existing (errors.Is(err, os.ErrNotExist)).
+func scanFile(fsys FS, path string, want FileType, fn func(*Effect) error) (res scanResult, err error) {
+	f, err := fsys.OpenFile(path, osRDONLY, 0)
+	if err != nil {
+		return res, err
+	}
+	defer f.Close()
+	size, err := f.Seek(0, io.SeekEnd)
+	if err != nil {
+		return res, fmt.Errorf("persistence: %s: %w", path, err)
+	}
+	if _, err := f.Seek(0, io.SeekStart); err != nil {
+		return res, fmt.Errorf("persistence: %s: %w", path, err)
+	}
+	res.size = size
+	rr := newRecReader(f, path, size)
+	t, ce, err := rr.header()
+	if err != nil || ce != nil {
+		res.problem = ce
+		return res, err
+	}
+	res.typ = t
+	res.validLen = headerLen
+	if want != 0 && t != want {
+		res.problem = rr.corrupt(0, fmt.Sprintf("file type is %s, want %s", t, want))
+		return res, nil
+	}
+	var e Effect
+	for {
+		p, start, st, reason, err := rr.next()
+		if err != nil {
+			return res, err
+		}
+		switch st {
+		case recEOF:
+			if t == FileDump {
+				res.problem = rr.corrupt(start, "dump ends without its end record (truncated)")
+				res.torn = true
+			}
+			return res, nil
+		case recTorn:
+			res.problem = rr.corrupt(start, reason)
+			res.torn = true
+			return res, nil
+		case recCorrupt:
+			res.problem = rr.corrupt(start, reason)
+			return res, nil
+		}
+		end, count, reason := decodePayload(p, &e)
+		if reason != "" {
+			res.problem = rr.corrupt(start, reason)
+			return res, nil
+		}
+		if t == FileDump {
+			if end {
+				if count != uint64(res.records) {
+					res.problem = rr.corrupt(start, fmt.Sprintf("end record counts %d keys, the dump holds %d", count, res.records))
+					return res, nil
+				}
+				if rr.off != size {
+					res.problem = rr.corrupt(rr.off, "data after the end record")
+					return res, nil
+				}
+				res.validLen = rr.off
+				return res, nil
+			}
+			if e.Op != OpSet {
+				res.problem = rr.corrupt(start, fmt.Sprintf("op %d in a dump", e.Op))
+				return res, nil
+			}
+		} else if end {
+			res.problem = rr.corrupt(start, "end record in an incremental log")
+			return res, nil
+		}
+		if err := fn(&e); err != nil {
+			return res, err
+		}
+		res.records++
+		res.validLen = rr.off
+	}
+}

@@ -1,0 +1,160 @@
+package persistence
+
+import (
+	"bytes"
+	"encoding/binary"
+	"math"
+	"strings"
+	"testing"
+
+	"github.com/turnstile/turnstile/shards"
+)
+
+// sampleEffects covers every op and entry kind, with edge values.
+func sampleEffects() []Effect {
+	big := bytes.Repeat([]byte("0123456789abcdef"), 1<<16) // 1 MiB
+	return []Effect{
+		{Op: OpSet, DB: 0, Key: []byte("k"), Entry: shards.IntEntry(0, 0)},
+		{Op: OpSet, DB: 0, Key: []byte(""), Entry: shards.Entry{Kind: shards.KindBytes, Str: []byte("")}},
+		{Op: OpSet, DB: 1, Key: []byte("min"), Entry: shards.IntEntry(math.MinInt64, 1)},
+		{Op: OpSet, DB: 15, Key: []byte("max"), Entry: shards.IntEntry(math.MaxInt64, math.MaxInt64)},
+		{Op: OpSet, DB: maxDB, Key: []byte("neg"), Entry: shards.IntEntry(-1, math.MinInt64)},
+		{Op: OpSet, DB: 2, Key: []byte("bytes"), Entry: shards.Entry{Kind: shards.KindBytes, Str: []byte("hello\x00world\xff"), Exp: 1_700_000_000_123_456_789}},
+		{Op: OpSet, DB: 3, Key: big[:70000], Entry: shards.Entry{Kind: shards.KindBytes, Str: big}},
+		{Op: OpSet, DB: 0, Key: []byte("canonical-looking"), Entry: shards.Entry{Kind: shards.KindBytes, Str: []byte("123")}},
+		{Op: OpDel, DB: 0, Key: []byte("k")},
+		{Op: OpDel, DB: 7, Key: []byte("")},
+		{Op: OpFlushDB, DB: 9},
+		{Op: OpFlushAll},
+	}
+}
+
+func effectsEqual(a, b Effect) bool {
+	return a.Op == b.Op && a.DB == b.DB && bytes.Equal(a.Key, b.Key) && entriesEqual(a.Entry, b.Entry)
+}
+
+func entriesEqual(a, b shards.Entry) bool {
+	return a.Kind == b.Kind && a.Int == b.Int && bytes.Equal(a.Str, b.Str) && a.Exp == b.Exp
+}
+
+func TestRecordRoundTrip(t *testing.T) {
+	var buf []byte
+	effs := sampleEffects()
+	for i := range effs {
+		buf = appendRecord(buf, &effs[i])
+	}
+	buf = appendEndRecord(buf, 12345)
+	for i, want := range effs {
+		var got Effect
+		n, end, _, err := decodeRecord(buf, &got)
+		if err != nil || end {
+			t.Fatalf("record %d: %v (end=%v)", i, err, end)
+		}
+		if !effectsEqual(got, want) {
+			t.Fatalf("record %d: got %+v, want %+v", i, got, want)
+		}
+		buf = buf[n:]
+	}
+	var e Effect
+	n, end, count, err := decodeRecord(buf, &e)
+	if err != nil || !end || count != 12345 || n != len(buf) {
+		t.Fatalf("end record: n=%d end=%v count=%d err=%v", n, end, count, err)
+	}
+}
+
+func TestCRC8CheckValue(t *testing.T) {
+	// CRC-8/SMBUS check value from the CRC catalogue.
+	if got := crc8([]byte("123456789")); got != 0xF4 {
+		t.Fatalf("crc8 check = %#x, want 0xf4", got)
+	}
+	if got := crc32c([]byte("123456789")); got != 0xE3069283 {
+		t.Fatalf("crc32c check = %#x, want 0xe3069283", got)
+	}
+}
+
+func TestHeader(t *testing.T) {
+	for _, ft := range []FileType{FileDump, FileIncr} {
+		h := appendHeader(nil, ft)
+		if len(h) != headerLen {
+			t.Fatalf("header length %d", len(h))
+		}
+		if got, reason := parseHeader(h); reason != "" || got != ft {
+			t.Fatalf("parse: %v %q", got, reason)
+		}
+		for bit := 0; bit < headerLen*8; bit++ {
+			h2 := bytes.Clone(h)
+			h2[bit/8] ^= 1 << (bit % 8)
+			if _, reason := parseHeader(h2); reason == "" {
+				t.Fatalf("flipped header bit %d not detected", bit)
+			}
+		}
+	}
+	// Valid checksum over a bad version, type or reserved bytes.
+	for _, mod := range []func([]byte){
+		func(h []byte) { h[8] = 2 },
+		func(h []byte) { h[9] = 3 },
+		func(h []byte) { h[10] = 1 },
+	} {
+		h := appendHeader(nil, FileIncr)
+		mod(h)
+		binary.LittleEndian.PutUint32(h[12:], crc32c(h[:12]))
+		if _, reason := parseHeader(h); reason == "" {
+			t.Fatalf("bad header accepted: %x", h)
+		}
+	}
+}
+
+// TestDecodePayloadRejects feeds payloads with valid framing but bad content.
+func TestDecodePayloadRejects(t *testing.T) {
+	cases := map[string][]byte{
+		"empty":         {},
+		"op 0":          {0, 0, 0},
+		"op 5":          {5, 0, 0},
+		"no db":         {byte(OpDel)},
+		"db too big":    binary.AppendUvarint([]byte{byte(OpDel)}, maxDB+1),
+		"key too long":  {byte(OpDel), 0, 5, 'a'},
+		"trailing":      {byte(OpDel), 0, 1, 'a', 'x'},
+		"no kind":       {byte(OpSet), 0, 1, 'a'},
+		"kind 3":        {byte(OpSet), 0, 1, 'a', 3, 0, 0},
+		"no int":        {byte(OpSet), 0, 1, 'a', 1},
+		"value too big": {byte(OpSet), 0, 1, 'a', 2, 9, 'x', 0},
+		"no exp":        {byte(OpSet), 0, 1, 'a', 1, 2},
+		"after exp":     {byte(OpSet), 0, 1, 'a', 1, 2, 0, 0},
+		"end no count":  {opEnd},
+		"end trailing":  {opEnd, 1, 1},
+	}
+	for name, p := range cases {
+		var e Effect
+		if _, _, reason := decodePayload(p, &e); reason == "" {
+			t.Errorf("%s: accepted %x", name, p)
+		}
+	}
+}
+
+func TestAppendPanicsOnBadEffect(t *testing.T) {
+	l, _ := openMem(t, FsyncNo)
+	for _, e := range []Effect{
+		{Op: 0},
+		{Op: 9},
+		{Op: OpDel, DB: -1},
+		{Op: OpSet, Key: []byte("k"), Entry: shards.Entry{Kind: 7}},
+	} {
+		func() {
+			defer func() {
+				if recover() == nil {
+					t.Errorf("Append(%+v) did not panic", e)
+				}
+			}()
+			l.Append(e)
+		}()
+	}
+	// The lock is not left held by a panic.
+	l.Append(Effect{Op: OpDel, Key: []byte("x")})
+}
+
+func TestCorruptErrorMessage(t *testing.T) {
+	err := &CorruptError{File: "/d/a.1.incr", Offset: 42, Reason: "record checksum mismatch"}
+	if s := err.Error(); !strings.Contains(s, "/d/a.1.incr") || !strings.Contains(s, "42") {
+		t.Fatal(s)
+	}
+}
