@@ -119,6 +119,8 @@ func (c *client) syncLog() bool {
 		return true
 	}
 	if err := c.s.aof.Sync(c.logUpto); err != nil {
+		msg := err.Error()
+		c.s.persist.aofWriteErr.Store(&msg)
 		c.s.log.Error("append-only log write failed; closing client", "client", c.addr, "err", err)
 		return false
 	}

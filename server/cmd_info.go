@@ -146,15 +146,39 @@ func humanBytes(n uint64) string {
 }
 
 func infoPersistence(s *Server, b *strings.Builder, _ int64) {
-	field(b, "loading", 0)
+	p := &s.persist
+	okStr := func(ok bool) string {
+		if ok {
+			return "ok"
+		}
+		return "err"
+	}
+	field(b, "loading", boolInt(p.loading.Load()))
 	field(b, "async_loading", 0)
-	field(b, "rdb_changes_since_last_save", 0)
-	field(b, "rdb_bgsave_in_progress", 0)
-	field(b, "rdb_last_save_time", s.start/1e9)
-	field(b, "rdb_last_bgsave_status", "ok")
-	field(b, "aof_enabled", 0)
-	field(b, "aof_rewrite_in_progress", 0)
-	field(b, "aof_last_write_status", "ok")
+	field(b, "rdb_changes_since_last_save", s.dirty.Load())
+	field(b, "rdb_bgsave_in_progress", boolInt(p.bgsaveRunning.Load()))
+	field(b, "rdb_last_save_time", p.lastSave.Load())
+	field(b, "rdb_last_bgsave_status", okStr(p.lastSaveOK.Load()))
+	field(b, "rdb_last_bgsave_time_sec", p.lastSaveSecs.Load())
+	field(b, "aof_enabled", boolInt(p.log != nil))
+	field(b, "aof_rewrite_in_progress", boolInt(p.rewriteRunning.Load()))
+	field(b, "aof_rewrite_scheduled", 0)
+	field(b, "aof_last_rewrite_time_sec", p.lastRewriteSecs.Load())
+	field(b, "aof_last_bgrewrite_status", okStr(p.lastRewriteOK.Load()))
+	field(b, "aof_last_write_status", okStr(p.aofWriteErr.Load() == nil))
+	if p.log != nil {
+		st := p.log.Stats()
+		field(b, "aof_current_size", st.BaseSize+st.IncrSize)
+		field(b, "aof_base_size", st.BaseSize)
+		field(b, "aof_buffer_length", st.PendingBytes)
+	}
+}
+
+func boolInt(v bool) int {
+	if v {
+		return 1
+	}
+	return 0
 }
 
 func infoStats(s *Server, b *strings.Builder, _ int64) {

@@ -100,10 +100,21 @@ func (s *Server) configParams() []configParam {
 		{name: "proto-max-bulk-len", get: func(s *Server) string { return itoa(s.cfg.Limits.MaxBulkLen) }},
 		{name: "client-query-buffer-limit", get: func(s *Server) string { return itoa(s.cfg.Limits.MaxQueryBuf) }},
 		{name: "maxmemory", get: func(s *Server) string { return "0" }},
-		{name: "save", get: func(s *Server) string { return "" }},
-		{name: "appendonly", get: func(s *Server) string { return "no" }},
+		{name: "save", get: func(s *Server) string { return FormatSaveRules(s.cfg.Persist.Save) }},
+		{name: "appendonly", get: func(s *Server) string { return yesNo(s.cfg.Persist.AppendOnly) }},
+		{name: "appendfsync", get: func(s *Server) string { return s.cfg.Persist.AppendFsync.String() }},
+		{name: "appendfilename", get: func(s *Server) string { return s.cfg.Persist.AppendFilename }},
+		{name: "dbfilename", get: func(s *Server) string { return s.cfg.Persist.DBFilename }},
+		{name: "dir", get: func(s *Server) string { return s.cfg.Persist.Dir }},
 		{name: "turnstile-shards", get: func(s *Server) string { return itoa(int64(s.dbs[0].NumShards())) }},
 	}
+}
+
+func yesNo(v bool) string {
+	if v {
+		return "yes"
+	}
+	return "no"
 }
 
 type configError string

@@ -87,8 +87,14 @@ func (s *Server) handle(c *client, args [][]byte) {
 		errText = arityError(cmd.Name)
 	default:
 		errText = cmd.checkSubcommand(args)
-		if errText == "" && !c.authed && !cmd.Has(FlagNoAuth) {
+		switch {
+		case errText != "":
+		case !c.authed && !cmd.Has(FlagNoAuth):
 			errText = errNoAuth
+		case s.persist.loading.Load() && !cmd.Has(FlagLoading):
+			errText = errLoading
+		case cmd.Has(FlagWrite) && s.persist.aofWriteErr.Load() != nil:
+			errText = "MISCONF Errors writing to the AOF file: " + *s.persist.aofWriteErr.Load()
 		}
 	}
 	if errText != "" {

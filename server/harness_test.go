@@ -38,6 +38,13 @@ func newTestServer(t testing.TB, mod ...func(*Config)) (*Server, string, *clock.
 	}
 	done := make(chan error, 1)
 	go func() { done <- s.Serve(context.Background(), ln) }()
+	select {
+	case <-s.Ready():
+	case err := <-done:
+		t.Fatalf("server stopped while loading: %v", err)
+	case <-time.After(10 * time.Second):
+		t.Fatal("server did not finish loading")
+	}
 	t.Cleanup(func() {
 		s.Close()
 		select {

@@ -32,6 +32,7 @@ type Config struct {
 	Databases   int    // number of databases (SELECT 0..n-1)
 	Hz          int    // background task frequency (active expiry), per second
 	Limits      Limits // request size bounds
+	Persist     PersistConfig
 	Clock       clock.Clock
 	Logger      *slog.Logger
 
@@ -48,6 +49,7 @@ func DefaultConfig() Config {
 		Databases:  16,
 		Hz:         10,
 		Limits:     DefaultLimits,
+		Persist:    DefaultPersistConfig(),
 	}
 }
 
@@ -93,10 +95,14 @@ type Server struct {
 
 	nextID atomic.Int64
 	stats  stats
-	dirty  atomic.Int64   // changes since the last snapshot (rdb_changes_since_last_save)
-	aof    effectLog      // nil without an append-only log
-	wg     sync.WaitGroup // connection and background goroutines
-	stop   chan struct{}
+	dirty  atomic.Int64 // changes since the last snapshot (rdb_changes_since_last_save)
+	aof    effectLog    // nil without an append-only log
+
+	persist persistState
+	loadErr atomic.Pointer[error] // why loading failed, if it did
+	ready   chan struct{}         // closed once the dataset is loaded
+	wg      sync.WaitGroup        // connection and background goroutines
+	stop    chan struct{}
 }
 
 // New builds a server. It does no I/O; Serve or ListenAndServe does.
@@ -116,6 +122,7 @@ func New(cfg Config) (*Server, error) {
 		clock:   cfg.Clock,
 		clients: make(map[int64]*client),
 		stop:    make(chan struct{}),
+		ready:   make(chan struct{}),
 	}
 	s.start = s.clock.Now()
 	s.requirePass.Store(&cfg.RequirePass)
@@ -126,7 +133,7 @@ func New(cfg Config) (*Server, error) {
 	}
 	s.table = newTable(
 		connectionCommands(), serverCommands(), transactionCommands(),
-		stringCommands(), keyCommands(), throttleCommands(),
+		stringCommands(), keyCommands(), throttleCommands(), persistCommands(),
 		cfg.extraCommands,
 	)
 	s.stats.init(s.table)
@@ -156,6 +163,19 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	s.mu.Unlock()
 	s.log.Info("ready to accept connections", "addr", ln.Addr().String())
 
+	// Load in the background while accepting: clients get LOADING until
+	// the dataset is in memory. A damaged file stops the server.
+	s.persist.loading.Store(true)
+	s.goFunc(func() {
+		if err := s.loadData(); err != nil {
+			s.log.Error("cannot load the dataset; refusing to start", "err", err)
+			s.loadErr.Store(&err)
+			s.Close()
+			return
+		}
+		s.persist.loading.Store(false)
+		close(s.ready)
+	})
 	s.goFunc(s.backgroundLoop)
 	go func() {
 		select {
@@ -169,8 +189,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		nc, err := ln.Accept()
 		if err != nil {
 			if s.isClosed() {
-				s.wg.Wait()
-				return nil
+				return s.finish()
 			}
 			var ne net.Error
 			if errors.As(err, &ne) && ne.Timeout() {
@@ -179,12 +198,24 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 				continue
 			}
 			s.Close()
-			s.wg.Wait()
-			return fmt.Errorf("accept: %w", err)
+			return errors.Join(fmt.Errorf("accept: %w", err), s.finish())
 		}
 		tempDelay = 0
 		s.accept(nc)
 	}
+}
+
+// Ready is closed once the dataset is loaded and every command is served.
+func (s *Server) Ready() <-chan struct{} { return s.ready }
+
+// finish waits for every connection and background task, then shuts
+// persistence down (final snapshot, log flushed and closed).
+func (s *Server) finish() error {
+	s.wg.Wait()
+	if p := s.loadErr.Load(); p != nil {
+		return *p
+	}
+	return s.closePersistence()
 }
 
 // Addr returns the listening address, or nil before Serve.
@@ -231,16 +262,22 @@ func (s *Server) goFunc(f func()) {
 	}()
 }
 
-// backgroundLoop runs active expiry Hz times a second.
+// backgroundLoop runs active expiry Hz times a second and the persistence
+// checks once a second.
 func (s *Server) backgroundLoop() {
 	t := time.NewTicker(time.Second / time.Duration(s.cfg.Hz))
 	defer t.Stop()
+	lastTick := time.Now()
 	for {
 		select {
 		case <-s.stop:
 			return
 		case <-t.C:
 			now := s.clock.Now()
+			if time.Since(lastTick) >= time.Second {
+				lastTick = time.Now()
+				s.persistTick(now)
+			}
 			for _, db := range s.dbs {
 				if db.Expires() > 0 {
 					db.ExpireCycle(now, db.NumShards())

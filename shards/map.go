@@ -24,16 +24,16 @@ type Map struct {
 
 // shard is one stripe. Fields other than the atomics are guarded by mu.
 type shard struct {
-	mu      sync.Mutex
-	t       table
-	watch   map[string][]*Watch // nil until the first WATCH
-	keys    atomic.Int64        // live slots, readable without mu
+	mu    sync.Mutex
+	t     table
+	watch map[string][]*Watch // nil until the first WATCH
+	keys  atomic.Int64        // live slots, readable without mu
 
 	snapPending bool    // a snapshot began and this shard is not frozen yet
 	frozen      *Frozen // this shard at the snapshot's instant, until taken
 
-	expires atomic.Int64        // entries with Exp != 0, readable without mu
-	_       [64]byte            // keep neighbouring shards' locks off one cache line
+	expires atomic.Int64 // entries with Exp != 0, readable without mu
+	_       [64]byte     // keep neighbouring shards' locks off one cache line
 }
 
 // New returns a Map with n shards; n is rounded up to a power of two and

@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/turnstile/turnstile/persistence"
 	"github.com/turnstile/turnstile/server"
 )
 
@@ -30,6 +31,15 @@ func parseConfig(args []string) (server.Config, runtimeConfig, slog.Level, error
 	fs.IntVar(&cfg.Hz, "hz", cfg.Hz, "background task frequency")
 	fs.Int64Var(&cfg.Limits.MaxBulkLen, "proto-max-bulk-len", cfg.Limits.MaxBulkLen, "largest bulk string accepted")
 	fs.Int64Var(&cfg.Limits.MaxQueryBuf, "client-query-buffer-limit", cfg.Limits.MaxQueryBuf, "largest unprocessed input per client")
+	cfg.Persist.Save = server.DefaultSaveRules // like redis.conf; --save "" turns them off
+	fs.StringVar(&cfg.Persist.Dir, "dir", cfg.Persist.Dir, "directory of the snapshot and append-only files")
+	fs.StringVar(&cfg.Persist.DBFilename, "dbfilename", cfg.Persist.DBFilename, "snapshot file name")
+	fs.StringVar(&cfg.Persist.AppendFilename, "appendfilename", cfg.Persist.AppendFilename, "append-only file base name")
+	fs.Var(yesNoFlag{&cfg.Persist.AppendOnly}, "appendonly", "yes|no: log every write to the append-only file")
+	fs.Var(fsyncFlag{&cfg.Persist.AppendFsync}, "appendfsync", "always|everysec|no")
+	fs.Var(saveFlag{&cfg.Persist.Save}, "save", `snapshot rules "<seconds> <changes> ..." ("" for none)`)
+	fs.IntVar(&cfg.Persist.AutoRewritePercentage, "auto-aof-rewrite-percentage", cfg.Persist.AutoRewritePercentage, "rewrite the log when it grew by this percentage (0: never)")
+	fs.Int64Var(&cfg.Persist.AutoRewriteMinSize, "auto-aof-rewrite-min-size", cfg.Persist.AutoRewriteMinSize, "smallest log size for an automatic rewrite, bytes")
 	logLevel := fs.String("loglevel", "notice", "debug, verbose, notice or warning")
 	fs.IntVar(&rt.gcPercent, "gogc", rt.gcPercent, "Go GC target percentage (GOGC); the keyspace is pointer-free, so a low value costs little CPU")
 	fs.StringVar(&rt.cpuProfile, "cpuprofile", "", "write a CPU profile to this file until shutdown (performance work)")
@@ -54,6 +64,62 @@ func parseConfig(args []string) (server.Config, runtimeConfig, slog.Level, error
 		return cfg, rt, 0, err
 	}
 	return cfg, rt, level, cfg.Validate()
+}
+
+// yesNoFlag is a redis.conf yes/no setting.
+type yesNoFlag struct{ v *bool }
+
+func (f yesNoFlag) String() string {
+	if f.v != nil && *f.v {
+		return "yes"
+	}
+	return "no"
+}
+
+func (f yesNoFlag) Set(s string) error {
+	switch strings.ToLower(s) {
+	case "yes":
+		*f.v = true
+	case "no":
+		*f.v = false
+	default:
+		return errors.New("want yes or no")
+	}
+	return nil
+}
+
+type fsyncFlag struct{ v *persistence.FsyncPolicy }
+
+func (f fsyncFlag) String() string {
+	if f.v == nil {
+		return ""
+	}
+	return f.v.String()
+}
+
+func (f fsyncFlag) Set(s string) error {
+	p, err := persistence.ParseFsyncPolicy(s)
+	if err == nil {
+		*f.v = p
+	}
+	return err
+}
+
+type saveFlag struct{ v *[]server.SaveRule }
+
+func (f saveFlag) String() string {
+	if f.v == nil {
+		return ""
+	}
+	return server.FormatSaveRules(*f.v)
+}
+
+func (f saveFlag) Set(s string) error {
+	r, err := server.ParseSaveRules(s)
+	if err == nil {
+		*f.v = r
+	}
+	return err
 }
 
 // runtimeConfig holds the Go runtime settings the server exposes.

@@ -21,6 +21,13 @@ import (
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	if len(os.Args) > 1 && os.Args[1] == "check-aof" {
+		if err := checkAOF(os.Args[2:], os.Stdout); err != nil {
+			fmt.Fprintln(os.Stderr, "turnstile check-aof:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if err := run(ctx, os.Args[1:], os.Stderr); err != nil {
 		fmt.Fprintln(os.Stderr, "turnstile:", err)
 		os.Exit(1)

@@ -56,7 +56,8 @@ func TestRunServesAndStops(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	var logs bytes.Buffer
 	done := make(chan error, 1)
-	go func() { done <- run(ctx, []string{"--port", strconv.Itoa(port)}, &logs) }()
+	dir := t.TempDir()
+	go func() { done <- run(ctx, []string{"--port", strconv.Itoa(port), "--dir", dir}, &logs) }()
 	var c net.Conn
 	for i := 0; i < 100; i++ {
 		if c, err = net.Dial("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port))); err == nil {
@@ -84,5 +85,9 @@ func TestRunServesAndStops(t *testing.T) {
 	}
 	if !strings.Contains(logs.String(), "turnstile starting") {
 		t.Errorf("missing start-up log line: %s", logs.String())
+	}
+	// The default save rules (as redis.conf's) snapshot at shutdown.
+	if _, err := os.Stat(filepath.Join(dir, "dump.tsr")); err != nil {
+		t.Errorf("no snapshot written at shutdown: %v", err)
 	}
 }

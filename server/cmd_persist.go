@@ -1,0 +1,91 @@
+package server
+
+import "strings"
+
+func persistCommands() []*Command {
+	const admin = FlagAdmin | FlagNoScript
+	return []*Command{
+		{Name: "save", Arity: 1, Flags: admin, Group: "server", Since: "1.0.0",
+			Summary: "Synchronously saves the database(s) to disk.", Handler: cmdSave},
+		{Name: "bgsave", Arity: -1, Flags: admin, Group: "server", Since: "1.0.0",
+			Summary: "Asynchronously saves the database(s) to disk.", Handler: cmdBgsave},
+		{Name: "lastsave", Arity: 1, Flags: FlagLoading | FlagStale | FlagFast | FlagRandom, Group: "server", Since: "1.0.0",
+			Summary: "Returns the Unix timestamp of the last successful save to disk.", Handler: cmdLastSave},
+		{Name: "bgrewriteaof", Arity: 1, Flags: admin, Group: "server", Since: "1.0.0",
+			Summary: "Asynchronously rewrites the append-only file to disk.", Handler: cmdBgRewriteAOF},
+		{Name: "shutdown", Arity: -1, Flags: admin | FlagLoading | FlagStale | FlagNoQueue, Group: "server", Since: "1.0.0",
+			Summary: "Synchronously saves the database(s) to disk and shuts down the Redis server.", Handler: cmdShutdown},
+	}
+}
+
+func cmdSave(x *Ctx) {
+	if x.s.persist.bgsaveRunning.Load() {
+		x.w.Error("ERR Background save already in progress")
+		return
+	}
+	if err := x.s.save(); err != nil {
+		x.w.Error("ERR " + err.Error())
+		return
+	}
+	x.w.OK()
+}
+
+func cmdBgsave(x *Ctx) {
+	if len(x.args) > 2 || (len(x.args) == 2 && !strings.EqualFold(string(x.args[1]), "schedule")) {
+		x.w.Error(errSyntax)
+		return
+	}
+	if !x.s.bgsave() {
+		x.w.Error("ERR Background save already in progress")
+		return
+	}
+	x.w.Status("Background saving started")
+}
+
+func cmdLastSave(x *Ctx) { x.w.Int(x.s.persist.lastSave.Load()) }
+
+func cmdBgRewriteAOF(x *Ctx) {
+	if x.s.persist.log == nil {
+		x.w.Error("ERR Turnstile rewrites the append-only file only when appendonly is yes")
+		return
+	}
+	if !x.s.bgrewrite() {
+		x.w.Error("ERR Background append only file rewriting already in progress")
+		return
+	}
+	x.w.Status("Background append only file rewriting started")
+}
+
+// cmdShutdown implements SHUTDOWN [NOSAVE|SAVE] [NOW] [FORCE]: save if asked
+// (or if save rules exist), then stop the server. On success the client
+// gets no reply: the connection closes, as with Redis.
+func cmdShutdown(x *Ctx) {
+	save, nosave := false, false
+	for _, a := range x.args[1:] {
+		switch strings.ToLower(string(a)) {
+		case "save":
+			save = true
+		case "nosave":
+			nosave = true
+		case "now", "force":
+		default:
+			x.w.Error(errSyntax)
+			return
+		}
+	}
+	if save && nosave {
+		x.w.Error(errSyntax)
+		return
+	}
+	if save || (!nosave && len(x.s.cfg.Persist.Save) > 0) {
+		if err := x.s.save(); err != nil {
+			x.w.Error("ERR Errors trying to SHUTDOWN. Check logs.")
+			return
+		}
+	}
+	x.s.persist.noSaveOnExit.Store(true) // saved above, or told not to
+	x.s.log.Info("shutdown requested by a client", "client", x.c.addr)
+	x.c.quit = true
+	x.w.b = x.w.b[:0]
+	go x.s.Close()
+}

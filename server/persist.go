@@ -1,0 +1,261 @@
+package server
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/turnstile/turnstile/persistence"
+	"github.com/turnstile/turnstile/shards"
+)
+
+// persistState is the server's durability machinery: the append-only log,
+// snapshots, and what INFO persistence reports. Fields are atomics or
+// guarded by dumpMu.
+type persistState struct {
+	log *persistence.Log // nil unless appendonly
+
+	loading atomic.Bool
+
+	dumpMu         sync.Mutex // one snapshot or log rewrite at a time
+	bgsaveRunning  atomic.Bool
+	rewriteRunning atomic.Bool
+
+	lastSave        atomic.Int64 // Unix seconds of the last successful snapshot
+	lastSaveOK      atomic.Bool
+	lastSaveSecs    atomic.Int64
+	lastRewriteOK   atomic.Bool
+	lastRewriteSecs atomic.Int64
+	rewriteBase     atomic.Int64 // log size right after the last rewrite (or load)
+	aofWriteErr     atomic.Pointer[string]
+	noSaveOnExit    atomic.Bool
+}
+
+const errLoading = "LOADING Turnstile is loading the dataset in memory"
+
+func (s *Server) fs() persistence.FS {
+	if s.cfg.Persist.FS != nil {
+		return s.cfg.Persist.FS
+	}
+	return persistence.OSFS{}
+}
+
+func (s *Server) snapshotPath() string {
+	return filepath.Join(s.cfg.Persist.Dir, s.cfg.Persist.DBFilename)
+}
+
+// loadData loads the dataset at start-up: the append-only log when
+// appendonly is on (as Redis does), otherwise the snapshot, if any. Keys
+// whose expiry has passed are dropped. Then it opens the log for writing.
+func (s *Server) loadData() error {
+	p := &s.persist
+	now := s.clock.Now()
+	start := time.Now()
+	if !s.cfg.Persist.AppendOnly {
+		info, err := persistence.LoadSnapshot(s.fs(), s.snapshotPath(), func(db int, key []byte, e shards.Entry) error {
+			return s.applyEffect(persistence.Effect{Op: persistence.OpSet, DB: db, Key: key, Entry: e}, now)
+		})
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("load snapshot %s: %w", s.snapshotPath(), err)
+		}
+		s.log.Info("snapshot loaded", "file", s.snapshotPath(), "keys", info.Records, "seconds", time.Since(start).Seconds())
+		return nil
+	}
+	lg, err := persistence.OpenLog(persistence.LogConfig{
+		Dir: s.cfg.Persist.Dir, Name: s.cfg.Persist.AppendFilename, Fsync: s.cfg.Persist.AppendFsync, FS: s.cfg.Persist.FS,
+	})
+	if err != nil {
+		return fmt.Errorf("open append-only log: %w", err)
+	}
+	info, err := lg.Load(func(e persistence.Effect) error { return s.applyEffect(e, now) })
+	if err != nil {
+		lg.Close()
+		return fmt.Errorf("load append-only log: %w", err)
+	}
+	if info.TornTail {
+		s.log.Warn("append-only log had a torn last record (crash during a write); cut it off",
+			"file", info.TornFile, "offset", info.TornOffset)
+	}
+	s.log.Info("append-only log loaded", "dir", s.cfg.Persist.Dir, "effects", info.Records, "seconds", time.Since(start).Seconds())
+	p.log = lg
+	p.rewriteBase.Store(logSize(lg))
+	s.aof = lg
+	return nil
+}
+
+func logSize(lg *persistence.Log) int64 {
+	st := lg.Stats()
+	return st.BaseSize + st.IncrSize
+}
+
+// applyEffect replays one effect during loading (no clients yet, but shard
+// locks are taken anyway to keep the locking rules simple).
+func (s *Server) applyEffect(e persistence.Effect, now int64) error {
+	if e.DB < 0 || e.DB >= len(s.dbs) {
+		return fmt.Errorf("effect for database %d, but only %d are configured", e.DB, len(s.dbs))
+	}
+	db := s.dbs[e.DB]
+	switch e.Op {
+	case persistence.OpSet, persistence.OpDel:
+		i := db.ShardOf(e.Key)
+		db.Lock(i)
+		if e.Op == persistence.OpSet && (e.Entry.Exp == 0 || e.Entry.Exp > now) {
+			db.Put(e.Key, e.Entry)
+		} else {
+			db.Delete(e.Key, now)
+		}
+		db.Unlock(i)
+	case persistence.OpFlushDB:
+		db.Flush()
+	case persistence.OpFlushAll:
+		for _, d := range s.dbs {
+			d.Flush()
+		}
+	default:
+		return fmt.Errorf("unknown effect op %d", e.Op)
+	}
+	return nil
+}
+
+// dump emits every live key as of one instant: it locks every shard of
+// every database for a moment to begin a snapshot, then reads each shard's
+// frozen copy without blocking writers (see shards.BeginSnapshotLocked).
+func (s *Server) dump(emit persistence.EmitFunc) error {
+	all := lockSet{all: true}
+	all.lock(s)
+	now := s.clock.Now()
+	for _, db := range s.dbs {
+		db.BeginSnapshotLocked()
+	}
+	all.unlock(s)
+	for dbi, db := range s.dbs {
+		for i := 0; i < db.NumShards(); i++ {
+			err := db.SnapshotShard(i).ForEach(now, func(k []byte, e shards.Entry) error {
+				return emit(dbi, k, e)
+			})
+			if err != nil {
+				for _, d := range s.dbs {
+					d.EndSnapshot()
+				}
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// save writes a snapshot now (SAVE, BGSAVE, save rules, shutdown).
+func (s *Server) save() error {
+	p := &s.persist
+	p.dumpMu.Lock()
+	defer p.dumpMu.Unlock()
+	start := time.Now()
+	dirty := s.dirty.Load()
+	err := persistence.WriteSnapshot(s.fs(), s.snapshotPath(), s.dump)
+	p.lastSaveSecs.Store(int64(time.Since(start).Seconds()))
+	p.lastSaveOK.Store(err == nil)
+	if err != nil {
+		s.log.Error("snapshot failed", "file", s.snapshotPath(), "err", err)
+		return err
+	}
+	s.dirty.Add(-dirty)
+	p.lastSave.Store(s.clock.Now() / 1e9)
+	s.log.Info("snapshot saved", "file", s.snapshotPath(), "seconds", time.Since(start).Seconds())
+	return nil
+}
+
+// bgsave starts a snapshot in the background; false if one is running.
+func (s *Server) bgsave() bool {
+	if !s.persist.bgsaveRunning.CompareAndSwap(false, true) {
+		return false
+	}
+	s.goFunc(func() {
+		defer s.persist.bgsaveRunning.Store(false)
+		s.save()
+	})
+	return true
+}
+
+// rewriteLog compacts the append-only log while writes continue.
+func (s *Server) rewriteLog() error {
+	p := &s.persist
+	if p.log == nil {
+		return errors.New("append-only log is off")
+	}
+	p.dumpMu.Lock()
+	defer p.dumpMu.Unlock()
+	start := time.Now()
+	err := p.log.Rewrite(s.dump)
+	p.lastRewriteSecs.Store(int64(time.Since(start).Seconds()))
+	p.lastRewriteOK.Store(err == nil)
+	if err != nil {
+		s.log.Error("append-only log rewrite failed", "err", err)
+		return err
+	}
+	p.rewriteBase.Store(logSize(p.log))
+	s.log.Info("append-only log rewritten", "seconds", time.Since(start).Seconds(), "bytes", logSize(p.log))
+	return nil
+}
+
+// bgrewrite starts a log rewrite in the background; false if one is running.
+func (s *Server) bgrewrite() bool {
+	if !s.persist.rewriteRunning.CompareAndSwap(false, true) {
+		return false
+	}
+	s.goFunc(func() {
+		defer s.persist.rewriteRunning.Store(false)
+		s.rewriteLog()
+	})
+	return true
+}
+
+// persistTick runs once a second: save rules, automatic log rewrite, and
+// retrying a failed log write.
+func (s *Server) persistTick(now int64) {
+	p := &s.persist
+	if p.loading.Load() {
+		return
+	}
+	if p.log != nil && p.aofWriteErr.Load() != nil {
+		// Writes are refused (MISCONF) until the log can be written again.
+		if err := p.log.Sync(p.log.Offset()); err == nil {
+			p.aofWriteErr.Store(nil)
+			s.log.Info("append-only log writable again; accepting writes")
+		}
+	}
+	dirty := s.dirty.Load()
+	for _, r := range s.cfg.Persist.Save {
+		if dirty >= r.Changes && dirty > 0 && now/1e9-p.lastSave.Load() >= r.Seconds {
+			s.bgsave()
+			break
+		}
+	}
+	if p.log != nil && s.cfg.Persist.AutoRewritePercentage > 0 {
+		size, base := logSize(p.log), p.rewriteBase.Load()
+		if size >= s.cfg.Persist.AutoRewriteMinSize && size-base >= base*int64(s.cfg.Persist.AutoRewritePercentage)/100 {
+			s.bgrewrite()
+		}
+	}
+}
+
+// closePersistence runs at shutdown, after every client is gone: a final
+// snapshot when save rules are configured (unless SHUTDOWN NOSAVE), then the
+// log is flushed, fsynced and closed.
+func (s *Server) closePersistence() error {
+	p := &s.persist
+	var errs []error
+	if len(s.cfg.Persist.Save) > 0 && !p.noSaveOnExit.Load() && !p.loading.Load() {
+		errs = append(errs, s.save())
+	}
+	if p.log != nil {
+		errs = append(errs, p.log.Close())
+	}
+	return errors.Join(errs...)
+}

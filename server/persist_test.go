@@ -1,0 +1,248 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/turnstile/turnstile/clock"
+	"github.com/turnstile/turnstile/persistence"
+)
+
+// restartable runs servers one after the other on the same data directory
+// and manual clock, to test what survives a restart.
+type restartable struct {
+	t   *testing.T
+	dir string
+	clk *clock.Manual
+	mod func(*Config)
+	srv *Server
+	rc  *rawConn
+}
+
+func newRestartable(t *testing.T, mod func(*Config)) *restartable {
+	r := &restartable{t: t, dir: t.TempDir(), clk: clock.NewManual(testEpoch), mod: mod}
+	r.start()
+	return r
+}
+
+func (r *restartable) start() {
+	r.t.Helper()
+	s, addr, _ := newTestServer(r.t, func(c *Config) {
+		c.Clock = r.clk
+		c.Persist.Dir = r.dir
+		if r.mod != nil {
+			r.mod(c)
+		}
+	})
+	r.srv, r.rc = s, dialRaw(r.t, addr)
+}
+
+// restart shuts the server down cleanly (as SIGTERM does) and starts a new one.
+func (r *restartable) restart() {
+	r.t.Helper()
+	r.srv.Close()
+	r.waitStopped()
+	r.start()
+}
+
+func (r *restartable) waitStopped() {
+	deadline := time.Now().Add(5 * time.Second)
+	for r.srv.Clients() > 0 || !r.srv.isClosed() {
+		if time.Now().After(deadline) {
+			r.t.Fatal("server did not stop")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	r.srv.wg.Wait()
+}
+
+func (r *restartable) expect(want string, args ...string) {
+	r.t.Helper()
+	if got := r.rc.do(args...); got != want {
+		r.t.Fatalf("%v: got %q, want %q", args, got, want)
+	}
+}
+
+const throttleLimited = "*5\r\n:1\r\n:16\r\n:0\r\n:2\r\n:32\r\n"
+
+func TestAppendOnlySurvivesRestart(t *testing.T) {
+	for _, policy := range []persistence.FsyncPolicy{persistence.FsyncAlways, persistence.FsyncEverySec, persistence.FsyncNo} {
+		t.Run(policy.String(), func(t *testing.T) {
+			r := newRestartable(t, func(c *Config) {
+				c.Persist.AppendOnly = true
+				c.Persist.AppendFsync = policy
+			})
+			for i := 0; i < 16; i++ {
+				r.rc.do("CL.THROTTLE", "u", "15", "30", "60")
+			}
+			r.expect(throttleLimited, "CL.THROTTLE", "u", "15", "30", "60")
+			r.expect(":3\r\n", "INCRBY", "n", "3")
+			r.expect("+OK\r\n", "SET", "s", "hello", "PX", "60000")
+			r.expect("+OK\r\n", "SET", "gone", "x", "PX", "1000")
+			r.expect("+OK\r\n", "SET", "d", "x")
+			r.expect(":1\r\n", "DEL", "d")
+			r.expect("+OK\r\n", "SELECT", "3")
+			r.expect("+OK\r\n", "SET", "db3", "v")
+			r.expect("+OK\r\n", "SELECT", "0")
+			r.expect("+OK\r\n", "MULTI")
+			r.rc.do("INCR", "n")
+			r.rc.do("RENAME", "s", "s2")
+			r.expect("*2\r\n:4\r\n+OK\r\n", "EXEC")
+
+			r.clk.Advance(1500 * time.Millisecond)
+			r.restart()
+
+			// The limiter is still limited, its retry_after reduced by the 1.5 s.
+			r.expect("*5\r\n:1\r\n:16\r\n:0\r\n:1\r\n:31\r\n", "CL.THROTTLE", "u", "15", "30", "60")
+			r.expect("$1\r\n4\r\n", "GET", "n")
+			r.expect("$5\r\nhello\r\n", "GET", "s2")
+			r.expect(":58500\r\n", "PTTL", "s2")
+			r.expect(":0\r\n", "EXISTS", "s", "gone", "d")
+			r.expect("+OK\r\n", "SELECT", "3")
+			r.expect("$1\r\nv\r\n", "GET", "db3")
+		})
+	}
+}
+
+func TestFlushAllIsLogged(t *testing.T) {
+	r := newRestartable(t, func(c *Config) { c.Persist.AppendOnly = true })
+	r.expect("+OK\r\n", "SET", "a", "1")
+	r.expect("+OK\r\n", "FLUSHALL")
+	r.expect("+OK\r\n", "SET", "b", "2")
+	r.restart()
+	r.expect(":1\r\n", "DBSIZE")
+	r.expect("$1\r\n2\r\n", "GET", "b")
+}
+
+func TestRewriteKeepsStateAndShrinks(t *testing.T) {
+	r := newRestartable(t, func(c *Config) { c.Persist.AppendOnly = true })
+	for i := 0; i < 2000; i++ {
+		r.rc.do("INCR", "counter")
+	}
+	before := r.srv.persist.log.Stats()
+	r.expect("+Background append only file rewriting started\r\n", "BGREWRITEAOF")
+	waitFor(t, func() bool { return !r.srv.persist.rewriteRunning.Load() })
+	after := r.srv.persist.log.Stats()
+	if after.BaseSize+after.IncrSize >= before.BaseSize+before.IncrSize {
+		t.Fatalf("rewrite did not shrink the log: %+v -> %+v", before, after)
+	}
+	r.expect(":2001\r\n", "INCR", "counter")
+	r.restart()
+	r.expect("$4\r\n2001\r\n", "GET", "counter")
+}
+
+func TestSnapshotSaveAndLoad(t *testing.T) {
+	r := newRestartable(t, nil)
+	r.expect("+OK\r\n", "SET", "k", "v")
+	r.expect("+OK\r\n", "SET", "short", "v", "PX", "500")
+	r.expect("*5\r\n:0\r\n:16\r\n:15\r\n:-1\r\n:2\r\n", "CL.THROTTLE", "u", "15", "30", "60")
+	r.expect("+OK\r\n", "SAVE")
+	if got := r.rc.do("LASTSAVE"); got != ":"+itoa(testEpoch/1e9)+"\r\n" {
+		t.Fatalf("LASTSAVE: %q", got)
+	}
+	r.expect("+OK\r\n", "SET", "after", "not saved")
+	r.clk.Advance(time.Second)
+	r.restart() // no save rules: nothing is saved at shutdown
+	r.expect("$1\r\nv\r\n", "GET", "k")
+	r.expect(":0\r\n", "EXISTS", "short", "after")
+	// The saved TAT (2 s ahead, 1 s of it elapsed) is honoured.
+	r.expect("*5\r\n:0\r\n:16\r\n:14\r\n:-1\r\n:3\r\n", "CL.THROTTLE", "u", "15", "30", "60")
+	if _, err := os.Stat(filepath.Join(r.dir, "dump.tsr")); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestSaveRulesAndShutdownSave(t *testing.T) {
+	r := newRestartable(t, func(c *Config) { c.Persist.Save = []SaveRule{{Seconds: 3600, Changes: 1}} })
+	r.expect("+OK\r\n", "SET", "k", "v")
+	r.restart() // save rules exist: the shutdown saves
+	r.expect("$1\r\nv\r\n", "GET", "k")
+	r.expect("+OK\r\n", "SET", "k", "v2")
+	r.rc.send(encodeCommand("SHUTDOWN", "NOSAVE"))
+	r.rc.expectClosed()
+	r.waitStopped()
+	r.start()
+	r.expect("$1\r\nv\r\n", "GET", "k")
+}
+
+func TestBgsaveAndInfoPersistence(t *testing.T) {
+	r := newRestartable(t, func(c *Config) { c.Persist.AppendOnly = true })
+	r.expect("+OK\r\n", "SET", "k", "v")
+	r.expect("+Background saving started\r\n", "BGSAVE")
+	waitFor(t, func() bool { return !r.srv.persist.bgsaveRunning.Load() })
+	info := r.rc.do("INFO", "persistence")
+	for _, want := range []string{"loading:0", "aof_enabled:1", "rdb_last_bgsave_status:ok", "aof_last_write_status:ok", "rdb_changes_since_last_save:0"} {
+		if !strings.Contains(info, want+"\r\n") {
+			t.Errorf("INFO persistence lacks %q:\n%s", want, info)
+		}
+	}
+}
+
+func TestCorruptLogRefusesToStart(t *testing.T) {
+	r := newRestartable(t, func(c *Config) { c.Persist.AppendOnly = true })
+	for i := 0; i < 50; i++ {
+		r.rc.do("SET", "k"+itoa(int64(i)), "value")
+	}
+	r.srv.Close()
+	r.waitStopped()
+	// Flip a byte in the middle of the incremental log.
+	incr, _ := filepath.Glob(filepath.Join(r.dir, "*incr*"))
+	if len(incr) == 0 {
+		files, _ := os.ReadDir(r.dir)
+		t.Fatalf("no incr file in %v", files)
+	}
+	data, err := os.ReadFile(incr[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	data[len(data)/2] ^= 0x40
+	os.WriteFile(incr[0], data, 0o644)
+
+	cfg := DefaultConfig()
+	cfg.Port = 0
+	cfg.Clock = r.clk
+	cfg.Persist.Dir = r.dir
+	cfg.Persist.AppendOnly = true
+	cfg.Logger = r.srv.cfg.Logger
+	s, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := s.Listen()
+	if err != nil {
+		t.Fatal(err)
+	}
+	errc := make(chan error, 1)
+	go func() { errc <- s.Serve(context.Background(), ln) }()
+	select {
+	case err := <-errc:
+		var ce *persistence.CorruptError
+		if err == nil || !asCorrupt(err, &ce) || ce.File == "" {
+			t.Fatalf("want a CorruptError naming the file, got %v", err)
+		}
+	case <-time.After(5 * time.Second):
+		s.Close()
+		t.Fatal("server started on a corrupt log")
+	}
+}
+
+func waitFor(t *testing.T, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatal("condition not reached")
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+}
+
+func itoa(n int64) string { return strconv.FormatInt(n, 10) }
+
+func asCorrupt(err error, target **persistence.CorruptError) bool { return errors.As(err, target) }
