@@ -21,6 +21,9 @@ KEYS=${KEYS:-1000000}          # distinct keys for the memory measurement
 SCALING=${SCALING:-0}          # 1: also run the scaling part
 SCALING_MAX=${SCALING_MAX:-6}  # largest key count is 10^SCALING_MAX (6 or 7)
 RUN_TIMEOUT=${RUN_TIMEOUT:-300} # seconds any one benchmark or load may take
+# Scheduling priority of servers and clients: root raises it a little so
+# other work on a shared machine disturbs the measurement less. NICE=0: off.
+if ((EUID == 0)); then NICE=${NICE:--10}; else NICE=${NICE:-0}; fi
 CLIENTS=50                     # -c of the main table
 RANDKEYS=100000                # -r of the main table
 
@@ -31,6 +34,7 @@ for v in ROUNDS N N_P16 KEYS SCALING_MAX RUN_TIMEOUT; do
 	[[ ${!v} =~ ^[1-9][0-9]*$ ]] || die "$v must be a positive integer (got '${!v}')"
 done
 [[ $SCALING_MAX == 6 || $SCALING_MAX == 7 ]] || die "SCALING_MAX must be 6 or 7"
+[[ $NICE =~ ^-?[0-9]+$ ]] || die "NICE must be an integer (got '$NICE')"
 
 # ---------------------------------------------------------------- setup --
 
@@ -96,6 +100,11 @@ else
 	SRV_PIN=()
 	CLI_PIN=()
 	PINNING="none: only $NCPU CPU, so servers and redis-benchmark share it (not comparable to pinned runs)"
+fi
+if ((NICE != 0)); then
+	SRV_PIN=(nice -n "$NICE" "${SRV_PIN[@]}")
+	CLI_PIN=(nice -n "$NICE" "${CLI_PIN[@]}")
+	PINNING+="; nice $NICE"
 fi
 log "pinning: $PINNING"
 
@@ -214,7 +223,7 @@ alive() {
 # ----------------------------------------------------------- measuring --
 
 CSV=$OUT/results.csv
-echo "round,server,workload,pipeline,clients,rps,p50,p99,p999,phase,keys,requests,rss_before,rss_after,used_before,used_after" >"$CSV"
+echo "round,server,workload,pipeline,clients,rps,p50,p99,p999,phase,keys,requests,seconds,server_cpu_s,rss_before,rss_after,used_before,used_after" >"$CSV"
 
 # csv_row FIELD...: quote every field that holds a comma or quote.
 csv_row() {
@@ -233,12 +242,13 @@ record_cmd() {
 	printf '%s\t%s\n' "$head" "$*" >>"$OUT/commands.tsv"
 }
 
-# parse_bench FILE -> "rps p50 p99 p999" (ms). p99.9 is the smallest latency
+# parse_bench FILE -> "rps p50 p99 p999 seconds" (latencies in ms). p99.9 is the smallest latency
 # L that redis-benchmark prints with at least 99.9% of requests <= L (its
 # percentile and cumulative-distribution lines), an upper bound.
 parse_bench() {
 	tr '\r' '\n' <"$1" | awk '
 		/throughput summary:/ { rps = $3 }
+		/requests completed in/ { secs = $5 }
 		/^ *avg +min +p50 +p95 +p99 +max/ { want = 1; next }
 		want && NF == 6 { p50 = $3; p99 = $5; want = 0 }
 		/^[0-9.]+% <= [0-9.]+ milliseconds/ {
@@ -247,7 +257,7 @@ parse_bench() {
 		}
 		END {
 			if (rps == "" || p50 == "") exit 1
-			printf "%s %s %s %s\n", rps, p50, p99, (p999 == "" ? p99 : p999)
+			printf "%s %s %s %s %s\n", rps, p50, p99, (p999 == "" ? p99 : p999), (secs == "" ? 0 : secs)
 		}'
 }
 
@@ -264,8 +274,9 @@ bench() {
 	fi
 	local cmd=("${CLI_PIN[@]}" redis-benchmark -h 127.0.0.1 -p "$port" -c "$clients" -n "$requests"
 		-r "$rkeys" -P "$pipeline" "$@")
-	local raw=$OUT/last-benchmark.txt
+	local raw=$OUT/last-benchmark.txt cpu0 cpu1
 	RUNS=$((RUNS + 1))
+	cpu0=$(cpu_ticks "$(pid_of "$server")")
 	if ! timeout "$RUN_TIMEOUT" "${cmd[@]}" >"$raw" 2>&1; then
 		tail -c 2000 "$raw" >&2 || true
 		die "redis-benchmark failed or timed out after ${RUN_TIMEOUT}s: ${cmd[*]}"
@@ -274,15 +285,24 @@ bench() {
 		grep -m3 'Error from server' "$raw" >&2
 		die "$server answered errors to: ${cmd[*]}"
 	fi
+	cpu1=$(cpu_ticks "$(pid_of "$server")")
 	local parsed
 	parsed=$(parse_bench "$raw") || die "cannot parse redis-benchmark output of: ${cmd[*]} (see $raw)"
-	local rps p50 p99 p999
-	read -r rps p50 p99 p999 <<<"$parsed"
+	local rps p50 p99 p999 secs cpu
+	read -r rps p50 p99 p999 secs <<<"$parsed"
+	cpu=$(awk -v t=$((cpu1 - cpu0)) -v hz="$CLK_TCK" 'BEGIN { printf "%.2f", t / hz }')
 	csv_row "$round" "$server" "$workload" "$pipeline" "$clients" "$rps" "$p50" "$p99" "$p999" \
-		"$phase" "$rkeys" "$requests" "" "" "" ""
+		"$phase" "$rkeys" "$requests" "$secs" "$cpu" "" "" "" ""
 	record_cmd "$phase" "$server" "$workload" "$pipeline" "$clients" "$rkeys" "${cmd[*]}"
-	log "$(printf 'r%s %-6s %-9s %-22s P%-2s c%-4s %10s req/s  p50 %s p99 %s p99.9 %s ms' \
-		"$round" "$phase" "$server" "$workload" "$pipeline" "$clients" "$rps" "$p50" "$p99" "$p999")"
+	log "$(printf 'r%s %-6s %-9s %-16s P%-2s c%-4s %10s req/s  p50 %s p99 %s p99.9 %s ms  server CPU %ss/%ss' \
+		"$round" "$phase" "$server" "$workload" "$pipeline" "$clients" "$rps" "$p50" "$p99" "$p999" "$cpu" "$secs")"
+}
+
+CLK_TCK=$(getconf CLK_TCK)
+
+# cpu_ticks PID: user + system CPU time of the process so far, in clock ticks.
+cpu_ticks() {
+	sed 's/.*) //' "/proc/$1/stat" | awk '{ print $12 + $13 }'
 }
 
 rss_bytes() {
@@ -329,7 +349,7 @@ memory() {
 	used1=$(used_memory "$server")
 	dbsize=$(rcli "$server" DBSIZE)
 	[[ $dbsize == "$count" ]] || log "WARNING: $server holds $dbsize keys after loading $count"
-	csv_row "$round" "$server" "$workload" "" "" "" "" "" "" "$phase" "$count" "$count" \
+	csv_row "$round" "$server" "$workload" "" "" "" "" "" "" "$phase" "$count" "$count" "" "" \
 		"$rss0" "$rss1" "$used0" "$used1"
 	log "$(awk -v r="$round" -v ph="$phase" -v s="$server" -v n="$count" -v a="$rss0" -v b="$rss1" -v c="$used0" -v d="$used1" \
 		'BEGIN { printf "r%s %-6s %-9s %9d keys: RSS %.1f B/key, used_memory %.1f B/key (RSS %d -> %d)", r, ph, s, n, (b - a) / n, (d - c) / n, a, b }')"

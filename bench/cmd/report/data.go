@@ -26,6 +26,8 @@ type row struct {
 	phase     string
 	keys      int
 	requests  int
+	seconds   float64 // wall time of the run
+	cpu       float64 // CPU seconds the server process used during the run
 	rssBefore float64
 	rssAfter  float64
 	memBefore float64
@@ -35,6 +37,23 @@ type row struct {
 // rssPerKey and heapPerKey are the growth per loaded key, in bytes.
 func (r row) rssPerKey() float64  { return (r.rssAfter - r.rssBefore) / float64(r.keys) }
 func (r row) heapPerKey() float64 { return (r.memAfter - r.memBefore) / float64(r.keys) }
+
+// perCPU is requests per CPU-second of the server process: less sensitive
+// than req/s to other work taking the server's core away.
+func (r row) perCPU() float64 {
+	if r.cpu <= 0 {
+		return 0
+	}
+	return float64(r.requests) / r.cpu
+}
+
+// cpuShare is the server's CPU time over the run's wall time (1.0 = a full core).
+func (r row) cpuShare() float64 {
+	if r.seconds <= 0 {
+		return 0
+	}
+	return r.cpu / r.seconds
+}
 
 func readCSV(path string) ([]row, error) {
 	f, err := os.Open(path)
@@ -52,7 +71,7 @@ func readCSV(path string) ([]row, error) {
 		col[h] = i
 	}
 	for _, need := range []string{"round", "server", "workload", "pipeline", "clients", "rps", "p50", "p99", "p999",
-		"phase", "keys", "requests", "rss_before", "rss_after", "used_before", "used_after"} {
+		"phase", "keys", "requests", "rss_before", "rss_after", "used_before", "used_after", "seconds", "server_cpu_s"} {
 		if _, ok := col[need]; !ok {
 			return nil, fmt.Errorf("%s: no column %q", path, need)
 		}
@@ -91,6 +110,8 @@ func readCSV(path string) ([]row, error) {
 			phase:     rec[col["phase"]],
 			keys:      int(num("keys")),
 			requests:  int(num("requests")),
+			seconds:   num("seconds"),
+			cpu:       num("server_cpu_s"),
 			rssBefore: num("rss_before"),
 			rssAfter:  num("rss_after"),
 			memBefore: num("used_before"),

@@ -105,10 +105,14 @@ func (res results) find(phase, server, workload string, pipeline, clients, keys 
 	return key{}, false
 }
 
-func rps(r row) float64  { return r.rps }
-func p50(r row) float64  { return r.p50 }
-func p99(r row) float64  { return r.p99 }
-func p999(r row) float64 { return r.p999 }
+func rps(r row) float64    { return r.rps }
+func p50(r row) float64    { return r.p50 }
+func p99(r row) float64    { return r.p99 }
+func p999(r row) float64   { return r.p999 }
+func perCPU(r row) float64 { return r.perCPU() }
+func cpuShare(r row) float64 {
+	return r.cpuShare()
+}
 
 // ----------------------------------------------------------- formatting --
 
@@ -305,6 +309,16 @@ func headline(b *strings.Builder, res results) {
 			w("- `CL.THROTTLE` vs %s: %s\n", c.what, fmtRatio(pr, om))
 		}
 	}
+	for _, p := range []int{1, 16} {
+		a, okA := res.find("main", "turnstile", "CL.THROTTLE", p, 0, 0)
+		o, okO := res.find("main", "redis", "INCR", p, 0, 0)
+		if !okA || !okO {
+			continue
+		}
+		if pr, om, ok := res.ratio(a, o, perCPU); ok {
+			w("- `CL.THROTTLE` vs Redis `INCR` at -P %d, requests per server CPU-second: %s\n", p, fmtRatio(pr, om))
+		}
+	}
 	w("\n")
 }
 
@@ -326,7 +340,9 @@ func mainTables(b *strings.Builder, res results, charts map[string]string) {
 			}
 			s, _ := res.metric(k, rps)
 			ratio := "–"
-			if ik, ok := res.find("main", "redis", "INCR", p, 0, 0); ok {
+			if mw.server == "redis" && mw.workload == "INCR" {
+				ratio = "reference"
+			} else if ik, ok := res.find("main", "redis", "INCR", p, 0, 0); ok {
 				if pr, om, ok := res.ratio(k, ik, rps); ok {
 					ratio = fmtRatio(pr, om)
 				}
@@ -339,6 +355,36 @@ func mainTables(b *strings.Builder, res results, charts map[string]string) {
 	if charts[chartMain] != "" {
 		w("![Throughput by server and command](%s)\n\n", chartMain)
 	}
+
+	w("### Per server CPU-second\n\n")
+	w("Requests per CPU-second the server process used (user + system, from `/proc/<pid>/stat`), and the\n")
+	w("share of a core it got during the run. When other work takes the core away, req/s drops but\n")
+	w("requests per CPU-second mostly does not; a server that is not busy (for example waiting on the\n")
+	w("client at -P 1) shows a share below 1.\n\n")
+	w("| server and command | -P 1 req/CPU-s | × Redis INCR | core share | -P 16 req/CPU-s | × Redis INCR | core share |\n|---|---|---|---|---|---|---|\n")
+	for _, mw := range mainWorkloads {
+		w("| %s", mw.label)
+		for _, p := range []int{1, 16} {
+			k, ok := res.find("main", mw.server, mw.workload, p, 0, 0)
+			if !ok {
+				w(" | – | – | –")
+				continue
+			}
+			s, _ := res.metric(k, perCPU)
+			share, _ := res.metric(k, cpuShare)
+			ratio := "–"
+			if mw.server == "redis" && mw.workload == "INCR" {
+				ratio = "reference"
+			} else if ik, ok := res.find("main", "redis", "INCR", p, 0, 0); ok {
+				if pr, om, ok := res.ratio(k, ik, perCPU); ok {
+					ratio = fmtRatio(pr, om)
+				}
+			}
+			w(" | %s | %s | %.2f", fmtRPS(s), ratio, share.med)
+		}
+		w(" |\n")
+	}
+	w("\n")
 
 	w("## Latency at -P 1 (ms, `-c %d`)\n\n", anyKey.clients)
 	w("Per-request latency as redis-benchmark measures it (send to reply, including the client's own\n")
