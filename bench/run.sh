@@ -15,7 +15,7 @@ BENCH=$ROOT/bench
 OUT=$BENCH/out
 
 ROUNDS=${ROUNDS:-3}            # interleaved rounds; medians are over these
-N=${N:-200000}                 # requests per redis-benchmark run at -P 1
+N=${N:-300000}                 # requests per redis-benchmark run at -P 1
 N_P16=${N_P16:-$((N * 5))}     # requests per run at -P 16
 KEYS=${KEYS:-1000000}          # distinct keys for the memory measurement
 SCALING=${SCALING:-0}          # 1: also run the scaling part
