@@ -223,13 +223,13 @@ func lineChart(title, subtitle, xLabel, yLabel string, xs []float64, xName func(
 			}
 			d.f(`<circle cx="%.1f" cy="%.1f" r="4" fill="%s"><title>%s at %s: %s</title></circle>`+"\n",
 				px, y(p.y.med), s.color, esc(s.name), esc(xName(p.x)), short(p.y.med))
-			// Solid series are labelled above their points, dashed ones below.
-			ly := y(p.y.max) - 7
-			if s.dashed {
-				ly = y(p.y.min) + 16
+			// Only solid series carry value labels, above their points, so
+			// labels do not pile up; every point has a tooltip, and the
+			// values are in the tables next to the chart.
+			if !s.dashed {
+				d.f(`<text x="%.1f" y="%.1f" font-size="10" text-anchor="middle" fill="%s">%s</text>`+"\n",
+					px, y(p.y.max)-7, s.color, short(p.y.med))
 			}
-			d.f(`<text x="%.1f" y="%.1f" font-size="10" text-anchor="middle" fill="%s">%s</text>`+"\n",
-				px, ly, s.color, short(p.y.med))
 		}
 	}
 	d.legend(names, colors, dashed)
