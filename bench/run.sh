@@ -164,8 +164,9 @@ start_turnstile() {
 	local try
 	for try in 1 2 3; do
 		TPORT=$(free_port)
+		# Like the Redis below: no snapshots, no append-only log.
 		"${SRV_PIN[@]}" "$OUT/turnstile" --port "$TPORT" --bind 127.0.0.1 --loglevel warning \
-			>>"$OUT/turnstile.log" 2>&1 &
+			--save '' --appendonly no --dir "$OUT" >>"$OUT/turnstile.log" 2>&1 &
 		TPID=$!
 		wait_ready "$TPORT" "$TPID" && return 0
 		stop_pid "$TPID"

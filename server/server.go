@@ -268,6 +268,7 @@ func (s *Server) backgroundLoop() {
 	t := time.NewTicker(time.Second / time.Duration(s.cfg.Hz))
 	defer t.Stop()
 	lastTick := time.Now()
+	var rel memReleaser
 	for {
 		select {
 		case <-s.stop:
@@ -277,6 +278,7 @@ func (s *Server) backgroundLoop() {
 			if time.Since(lastTick) >= time.Second {
 				lastTick = time.Now()
 				s.persistTick(now)
+				rel.tick()
 			}
 			for _, db := range s.dbs {
 				if db.Expires() > 0 {

@@ -65,8 +65,12 @@ func (s *shard) sampleExpireLocked(now int64) (sampled, expired int) {
 			continue
 		}
 		key, _, _ := t.keyAt(i)
+		size := len(t.slots)
 		s.deleteAtLocked(i, key, exp) // key bytes in the arena are never overwritten
 		expired++
+		if len(t.slots) != size || t.n == 0 {
+			break // the table shrank: indexes changed; the next round starts afresh
+		}
 		// Deletion shifted a later slot into i: look at i again.
 	}
 	return sampled, expired

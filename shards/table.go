@@ -347,7 +347,38 @@ func (t *table) del(i int) {
 		}
 	}
 	t.slots[i] = slot{}
-	t.maybeCompact()
+	if !t.maybeShrink() {
+		t.maybeCompact()
+	}
+}
+
+// maybeShrink rebuilds a table that has become mostly empty (under an
+// eighth full) at about half load, and frees an empty one entirely, so
+// memory is returned when keys expire or are deleted. It reports whether it
+// rebuilt (slot indexes then change).
+func (t *table) maybeShrink() bool {
+	if t.n == 0 {
+		shared := t.sharedArena
+		*t = table{sharedArena: shared}
+		return true
+	}
+	if len(t.slots) <= 4*minSlots || t.n*8 >= len(t.slots) {
+		return false
+	}
+	old := t.slots
+	t.init(max(minSlots, 2*t.n))
+	for _, s := range old {
+		if s.meta == 0 {
+			continue
+		}
+		i := t.ideal(s.meta)
+		for t.slots[i].meta != 0 {
+			i = t.next(i)
+		}
+		t.slots[i] = s
+	}
+	t.compact()
+	return true
 }
 
 // grow enlarges the slot array by half, placing each slot by its tag.
@@ -382,6 +413,11 @@ func (t *table) maybeCompact() {
 	if t.garbage < garbageMin || t.garbage*2 < len(t.arena) {
 		return
 	}
+	t.compact()
+}
+
+// compact copies the live records to a new arena of exactly their size.
+func (t *table) compact() {
 	fresh := make([]byte, 0, len(t.arena)-t.garbage)
 	for i := range t.slots {
 		if t.slots[i].meta == 0 || t.slots[i].meta&flagOwnRec != 0 {

@@ -127,3 +127,31 @@ func BenchmarkTablePutGCRA(b *testing.B) {
 		tb.put(keys[j], tags[j], IntEntry(n, n))
 	}
 }
+
+// TestTableShrinks checks that deleting most keys shrinks the slot array
+// and the arena, that the survivors are still found, and that an emptied
+// table holds no memory.
+func TestTableShrinks(t *testing.T) {
+	var tb table
+	key := func(i int) []byte { return []byte(fmt.Sprint("key-", i)) }
+	for i := 0; i < 10000; i++ {
+		tb.put(key(i), tagOf(xxhash.Sum64(key(i))), Entry{Kind: KindBytes, Str: []byte("some value")})
+	}
+	big, bigArena := len(tb.slots), cap(tb.arena)
+	for i := 10; i < 10000; i++ {
+		tb.del(tb.find(key(i), tagOf(xxhash.Sum64(key(i)))))
+	}
+	if len(tb.slots) > big/100 || cap(tb.arena) > bigArena/100 {
+		t.Fatalf("after deleting 9990 of 10000: %d slots (was %d), arena cap %d (was %d)", len(tb.slots), big, cap(tb.arena), bigArena)
+	}
+	for i := 0; i < 10; i++ {
+		j := tb.find(key(i), tagOf(xxhash.Sum64(key(i))))
+		if j < 0 || string(tb.entry(j).Str) != "some value" {
+			t.Fatalf("survivor %d lost", i)
+		}
+		tb.del(j)
+	}
+	if tb.slots != nil || tb.arena != nil || tb.n != 0 {
+		t.Fatalf("empty table still holds %d slots, %d arena bytes", len(tb.slots), cap(tb.arena))
+	}
+}
