@@ -68,3 +68,19 @@ func newFuzzClient(f *testing.F) (*Server, *client) {
 	f.Cleanup(func() { c1.Close(); c2.Close() })
 	return s, newClient(s, c1)
 }
+
+// BenchmarkParseThrottleRequest measures the RESP parse of one CL.THROTTLE
+// request (without allocations).
+func BenchmarkParseThrottleRequest(b *testing.B) {
+	req := []byte(encodeCommand("CL.THROTTLE", "user:0000000042", "15", "30", "60"))
+	rd := newReader(DefaultLimits)
+	b.ReportAllocs()
+	b.SetBytes(int64(len(req)))
+	for i := 0; i < b.N; i++ {
+		n := copy(rd.buf, req)
+		rd.r, rd.w = 0, n
+		if args, ok, err := rd.next(false); !ok || err != nil || len(args) != 5 {
+			b.Fatal("parse failed")
+		}
+	}
+}
