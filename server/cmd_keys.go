@@ -29,7 +29,7 @@ func keyCommands() []*Command {
 			Summary: "Renames a key and overwrites the destination.", Handler: cmdRename},
 		{Name: "renamenx", Arity: 3, Flags: FlagWrite | FlagFast, FirstKey: 1, LastKey: 2, Step: 1, Group: g, Since: "1.0.0",
 			Summary: "Renames a key only when the target key name doesn't exist.", Handler: cmdRenameNX},
-		{Name: "copy", Arity: -3, Flags: FlagWrite | FlagDenyOOM, FirstKey: 1, LastKey: 2, Step: 1, Group: g, Since: "6.2.0",
+		{Name: "copy", Arity: -3, Flags: FlagWrite | FlagDenyOOM, FirstKey: 1, LastKey: 2, Step: 1, Group: g, Since: "6.2.0", Locks: copyLocks,
 			Summary: "Copies the value of a key to a new key.", Handler: cmdCopy},
 		{Name: "expire", Arity: -3, Flags: FlagWrite | FlagFast, FirstKey: 1, LastKey: 1, Step: 1, Group: g, Since: "1.0.0",
 			Summary: "Sets the expiration time of a key in seconds.", Handler: cmdExpire},
@@ -66,7 +66,6 @@ const (
 	errInvalidCursor = "ERR invalid cursor"
 	errIntRange      = "ERR value is out of range, value must between -2147483648 and 2147483647"
 	// Turnstile's own: see cmdCopy.
-	errCopyOtherDB = "ERR COPY to another database is not supported"
 )
 
 // isKeyword reports whether arg equals the lower-case ASCII word kw,
@@ -191,21 +190,36 @@ func cmdCopy(x *Ctx) {
 		x.w.Error(errSameObject)
 		return
 	}
-	if db != x.c.db {
-		x.w.Error(errCopyOtherDB)
-		return
-	}
 	e, ok := x.db.Get(src, x.now)
 	if !ok {
 		x.w.Int(0)
 		return
 	}
-	if _, exists := x.db.Get(dst, x.now); exists && !replace {
+	if _, exists := x.s.dbs[db].Get(dst, x.now); exists && !replace {
 		x.w.Int(0)
 		return
 	}
-	x.put(dst, e) // Put copies the value bytes
+	x.putDB(db, dst, e) // Put copies the value bytes
 	x.w.Int(1)
+}
+
+// copyLocks names COPY's keys: the source in the selected database, the
+// destination in the DB option's database (when valid; otherwise the
+// command fails before touching it).
+func copyLocks(args [][]byte, db, ndb int, add func(int, []byte)) {
+	add(db, args[1])
+	if len(args) < 3 {
+		return
+	}
+	dst := db
+	for j := 3; j+1 < len(args); j++ {
+		if isKeyword(args[j], "db") {
+			if n, ok := shards.ParseCanonicalInt(args[j+1]); ok && n >= 0 && n < int64(ndb) {
+				dst = int(n)
+			}
+		}
+	}
+	add(dst, args[2])
 }
 
 func cmdExpire(x *Ctx)    { expireGeneric(x, unitSeconds, false) }

@@ -126,7 +126,12 @@ func TestKeyCommands(t *testing.T) {
 			kc("COPY a b foo", "-ERR syntax error"),
 			kc("COPY nokey b foo", "-ERR syntax error"),
 			kc("COPY a c db 0", 1),
-			kc("COPY a d db 1", "-ERR COPY to another database is not supported"),
+			kc("COPY a d db 1", 1),
+			kc("COPY a d db 1", 0),
+			kc("COPY a d db 1 replace", 1),
+			kc("SELECT 1", "OK"),
+			kc("EXISTS d", 1),
+			kc("SELECT 0", "OK"),
 			kc("COPY a", arityErr("copy")),
 		}},
 		{"expire_ttl", []kstep{

@@ -181,6 +181,12 @@ func (s *Server) call(c *client, cmd *Command, args [][]byte) {
 		ls.lock(s)
 		x.allLocked = true
 		s.run(x, func() { ls.unlock(s) })
+	case cmd.Locks != nil:
+		var items [8]lockItem
+		ls := lockSet{items: items[:0]}
+		cmd.Locks(args, c.db, len(s.dbs), func(db int, key []byte) { ls.add(db, s.dbs[db].ShardOf(key)) })
+		ls.lock(s)
+		s.run(x, func() { ls.unlock(s) })
 	case len(pos) == 0:
 		s.run(x, nil)
 	case len(pos) == 1:

@@ -20,9 +20,12 @@ type effectLog interface {
 }
 
 // put stores e under key in the selected database.
-func (x *Ctx) put(key []byte, e shards.Entry) {
-	x.db.Put(key, e)
-	x.record(persistence.Effect{Op: persistence.OpSet, DB: x.c.db, Key: key, Entry: e})
+func (x *Ctx) put(key []byte, e shards.Entry) { x.putDB(x.c.db, key, e) }
+
+// putDB stores e under key in database db (whose shard must be locked).
+func (x *Ctx) putDB(db int, key []byte, e shards.Entry) {
+	x.s.dbs[db].Put(key, e)
+	x.record(persistence.Effect{Op: persistence.OpSet, DB: db, Key: key, Entry: e})
 }
 
 // set stores e at a key found by Lookup (saving a second probe).

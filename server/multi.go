@@ -151,6 +151,10 @@ func (s *Server) execLockSet(c *client, cmds []queued) *lockSet {
 			}
 			continue
 		}
+		if q.cmd.Locks != nil {
+			q.cmd.Locks(q.args, db, len(s.dbs), func(d int, key []byte) { ls.add(d, s.dbs[d].ShardOf(key)) })
+			continue
+		}
 		pos = q.cmd.keyPositions(q.args, pos[:0])
 		for _, p := range pos {
 			ls.add(db, s.dbs[db].ShardOf(q.args[p]))

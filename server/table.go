@@ -48,6 +48,9 @@ type Command struct {
 	Summary  string
 	Since    string
 	Handler  func(*Ctx)
+	// Locks, when set, names the keys to lock instead of the key positions:
+	// for commands that reach into another database (COPY ... DB n).
+	Locks func(args [][]byte, db, ndb int, add func(db int, key []byte))
 	// Subs lists the subcommands of a container command (CLIENT, CONFIG,
 	// COMMAND) with their arity, counted like Arity from the container name.
 	Subs map[string]int
