@@ -129,9 +129,9 @@ func TestKeyCommands(t *testing.T) {
 			kc("COPY a d db 1", 1),
 			kc("COPY a d db 1", 0),
 			kc("COPY a d db 1 replace", 1),
-			kc("SELECT 1", "OK"),
+			kc("SELECT 1", "+OK"),
 			kc("EXISTS d", 1),
-			kc("SELECT 0", "OK"),
+			kc("SELECT 0", "+OK"),
 			kc("COPY a", arityErr("copy")),
 		}},
 		{"expire_ttl", []kstep{
