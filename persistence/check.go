@@ -191,7 +191,13 @@ func fix(fsys FS, path string, force bool) (Report, error) {
 		}
 		return r, nil
 	}
-	if r.Type == 0 || (!force && !(r.Torn && r.Type == FileIncr)) {
+	if r.Type == 0 {
+		if force {
+			return r, fmt.Errorf("persistence: %s: the header is damaged; not repairable", path)
+		}
+		return r, nil
+	}
+	if !force && !(r.Torn && r.Type == FileIncr) {
 		return r, nil
 	}
 	return r, truncateAt(fsys, &r)

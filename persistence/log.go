@@ -233,11 +233,15 @@ func (l *Log) Load(apply func(Effect) error) (LoadInfo, error) {
 }
 
 // cleanup removes the files an interrupted rewrite left: those of the
-// previous generation (history lines) and a base file being written by a
+// previous generation (history lines), a base file being written by a
 // rewrite that did not finish (named after an incremental file other than
-// the first). It is best effort: what cannot be removed now is removed by a
+// the first), and the files of a rewrite that failed before its switch
+// (the next sequence number). It is best effort: what cannot be removed now is removed by a
 // later Load.
 func (l *Log) cleanup(m *manifest) {
+	next := m.maxSeq(l.cfg.Name) + 1 // a rewrite that failed before its switch
+	removeIfExists(l.fs, l.path(seqName(l.cfg.Name, next, "incr")))
+	removeIfExists(l.fs, l.path(seqName(l.cfg.Name, next, "base")))
 	for _, inc := range m.incrs[1:] {
 		seq, _ := fileSeq(inc, l.cfg.Name, "incr")
 		if b := seqName(l.cfg.Name, seq, "base"); b != m.base && !slices.Contains(m.history, b) {

@@ -118,8 +118,19 @@ func TestTornTailEveryOffset(t *testing.T) {
 		t.Fatalf("%d records", len(ends))
 	}
 	for cut := 0; cut <= len(full); cut++ {
+		for _, zeros := range []int{0, 1 + cut%13, 300 + cut%700} {
+			tornAt(t, fs, incr, full, ends, effs, cut, zeros)
+		}
+	}
+}
+
+// tornAt checks a log whose incremental file is cut at cut bytes, followed
+// by zeros (a crash that extended the file before its data was written).
+func tornAt(t *testing.T, fs *crashFS, incr string, full []byte, ends []int, effs []Effect, cut, zeros int) {
+	t.Helper()
+	{
 		c := fs.clone()
-		c.set(incr, full[:cut])
+		c.set(incr, append(bytes.Clone(full[:cut]), make([]byte, zeros)...))
 		// Check and Fix on a copy, before Load truncates.
 		cf := c.clone()
 		rep, err := Check(cf, incr)
@@ -136,10 +147,13 @@ func TestTornTailEveryOffset(t *testing.T) {
 			if rep.Problem == nil || rep.Torn {
 				t.Fatalf("cut %d: check %+v", cut, rep)
 			}
-			continue
+			return
 		}
+		// Records wholly present (trailing zero bytes of a record may be
+		// supplied by the zero fill).
+		content := append(bytes.Clone(full[:cut]), make([]byte, zeros)...)
 		n := 0
-		for n < len(ends) && ends[n] <= cut {
+		for n < len(ends) && ends[n] <= len(content) && bytes.Equal(content[:ends[n]], full[:ends[n]]) {
 			n++
 		}
 		good := headerLen
@@ -150,11 +164,11 @@ func TestTornTailEveryOffset(t *testing.T) {
 			t.Fatalf("cut %d: %v", cut, err)
 		}
 		if info.Records != int64(n) || !s.equal(stateOf(effs[:n])) {
-			t.Fatalf("cut %d: loaded %d records, want %d", cut, info.Records, n)
+			t.Fatalf("cut %d+%d zeros: loaded %d records, want %d", cut, zeros, info.Records, n)
 		}
-		torn := cut != good
+		torn := len(content) != good
 		if info.TornTail != torn || (torn && (info.TornFile != incr || info.TornOffset != int64(good))) {
-			t.Fatalf("cut %d: info %+v, want torn=%v at %d", cut, info, torn, good)
+			t.Fatalf("cut %d+%d zeros: info %+v, want torn=%v at %d", cut, zeros, info, torn, good)
 		}
 		if got := len(c.get(incr)); got != good {
 			t.Fatalf("cut %d: file is %d bytes after load, want %d", cut, got, good)

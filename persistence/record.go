@@ -349,11 +349,11 @@ func (rr *recReader) next() (payload []byte, start int64, st recStatus, reason s
 	}
 	h := rr.hdr[:]
 	if crc8(h[0:4]) != h[4] {
-		return rr.bad(start, h, "record length checksum mismatch")
+		return rr.bad(start, "record length checksum mismatch")
 	}
 	n := int64(binary.LittleEndian.Uint32(h[0:4]))
 	if n == 0 {
-		return rr.bad(start, h, "empty record")
+		return rr.bad(start, "empty record")
 	}
 	if n > rem-recHeaderLen {
 		return nil, start, recTorn, "last record runs past the end of the file", nil
@@ -370,20 +370,19 @@ func (rr *recReader) next() (payload []byte, start int64, st recStatus, reason s
 		if rr.off == rr.size {
 			return nil, start, recTorn, "checksum mismatch in the last record", nil
 		}
-		return nil, start, recCorrupt, "record checksum mismatch", nil
+		return rr.bad(start, "record checksum mismatch")
 	}
 	return p, start, recOK, "", nil
 }
 
-// bad classifies a record header that failed its checks: torn when it and
-// everything after it to the end of the file is zero (a file extended by a
-// crash before its data reached the disk), corrupt otherwise.
-func (rr *recReader) bad(start int64, read []byte, reason string) ([]byte, int64, recStatus, string, error) {
-	for _, c := range read {
-		if c != 0 {
-			return nil, start, recCorrupt, reason, nil
-		}
-	}
+// bad classifies a record that failed its checks, everything up to the
+// reader's position having been read: it is a torn tail when the rest of the
+// file is zeros (a crash extended the file before all of its data reached
+// the disk: the record's first bytes may be there, the rest reads as zeros),
+// damage otherwise. A whole record can never pass for that: its payload
+// starts with a non-zero op byte, and a record after it has a non-zero
+// length.
+func (rr *recReader) bad(start int64, reason string) ([]byte, int64, recStatus, string, error) {
 	var chunk [4096]byte
 	for {
 		n, err := rr.r.Read(chunk[:])
@@ -393,7 +392,7 @@ func (rr *recReader) bad(start int64, read []byte, reason string) ([]byte, int64
 			}
 		}
 		if err == io.EOF {
-			return nil, start, recTorn, "zero-filled tail", nil
+			return nil, start, recTorn, reason + " followed by zeros to the end of the file", nil
 		}
 		if err != nil {
 			return nil, start, 0, "", rr.ioErr(err)
