@@ -75,6 +75,14 @@ type Log struct {
 	smu       sync.Mutex
 	rewriteMu sync.Mutex
 
+	// Group commit: one Sync at a time leads (writes and fsyncs for
+	// everyone); the others wait on gcond, not on wmu, so that those the
+	// leader covered return as soon as it is done instead of queueing
+	// behind the next leader's fsync.
+	gmu     sync.Mutex
+	gcond   *sync.Cond
+	leading bool
+
 	written      atomic.Int64 // logical offset through which records are written
 	synced       atomic.Int64 // logical offset through which records are fsynced (written under smu)
 	failed       atomic.Pointer[errBox]
@@ -113,6 +121,7 @@ func OpenLog(cfg LogConfig) (*Log, error) {
 		return nil, fmt.Errorf("persistence: creating %s: %w", cfg.Dir, err)
 	}
 	l := &Log{cfg: cfg, fs: cfg.FS, manifestPath: filepath.Join(cfg.Dir, cfg.Name+".manifest")}
+	l.gcond = sync.NewCond(&l.gmu)
 	if cfg.Fsync == FsyncEverySec {
 		l.stop = make(chan struct{})
 		l.bgDone = make(chan struct{})
@@ -331,6 +340,28 @@ func (l *Log) Sync(upto int64) error {
 	if l.covered(upto) {
 		return nil
 	}
+	l.gmu.Lock()
+	for l.leading {
+		l.gcond.Wait()
+		if l.covered(upto) {
+			l.gmu.Unlock()
+			return nil
+		}
+	}
+	l.leading = true
+	l.gmu.Unlock()
+
+	err := l.lead(upto)
+
+	l.gmu.Lock()
+	l.leading = false
+	l.gcond.Broadcast()
+	l.gmu.Unlock()
+	return err
+}
+
+// lead writes (and under FsyncAlways fsyncs) everything pending.
+func (l *Log) lead(upto int64) error {
 	l.wmu.Lock()
 	defer l.wmu.Unlock()
 	switch l.state {

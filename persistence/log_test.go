@@ -299,7 +299,7 @@ func TestBitFlipEveryBit(t *testing.T) {
 
 // TestBitFlipRandomLargeLog: thousands of random flips in a larger log.
 func TestBitFlipRandomLargeLog(t *testing.T) {
-	effs := smallEffects(2000)
+	effs := smallEffects(400)
 	fs, incr := writeLog(t, effs)
 	orig := fs.get(incr)
 	ends := recordEnds(t, orig)

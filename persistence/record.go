@@ -69,7 +69,15 @@ func crc32c(b []byte) uint32 { return crc32.Checksum(b, castagnoli) }
 func crc8(b []byte) byte {
 	var c byte
 	for _, x := range b {
-		c ^= x
+		c = crc8Table[c^x]
+	}
+	return c
+}
+
+// crc8Table is never written after initialisation.
+var crc8Table = func() (t [256]byte) {
+	for i := range t {
+		c := byte(i)
 		for range 8 {
 			if c&0x80 != 0 {
 				c = c<<1 ^ 0x07
@@ -77,9 +85,10 @@ func crc8(b []byte) byte {
 				c <<= 1
 			}
 		}
+		t[i] = c
 	}
-	return c
-}
+	return t
+}()
 
 // CorruptError reports damage in a persistence file: which file, at which
 // byte offset (the start of the damaged header or record), and what is wrong.
