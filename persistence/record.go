@@ -176,10 +176,17 @@ func appendPayload(dst []byte, e *Effect) []byte {
 	if e.DB < 0 || e.DB > maxDB {
 		panic(fmt.Sprintf("persistence: cannot log database %d", e.DB))
 	}
+	db, key := e.DB, e.Key
+	switch e.Op {
+	case OpFlushDB:
+		key = nil
+	case OpFlushAll:
+		db, key = 0, nil
+	}
 	dst = append(dst, byte(e.Op))
-	dst = binary.AppendUvarint(dst, uint64(e.DB))
-	dst = binary.AppendUvarint(dst, uint64(len(e.Key)))
-	dst = append(dst, e.Key...)
+	dst = binary.AppendUvarint(dst, uint64(db))
+	dst = binary.AppendUvarint(dst, uint64(len(key)))
+	dst = append(dst, key...)
 	if e.Op != OpSet {
 		return dst
 	}
@@ -234,6 +241,12 @@ func decodePayload(p []byte, e *Effect) (end bool, count uint64, reason string) 
 	if e.Op != OpSet {
 		if len(p) != 0 {
 			return false, 0, "trailing bytes after key"
+		}
+		switch e.Op { // fields the op ignores
+		case OpFlushDB:
+			e.Key = nil
+		case OpFlushAll:
+			e.DB, e.Key = 0, nil
 		}
 		return false, 0, ""
 	}
