@@ -92,6 +92,7 @@ type Log struct {
 	baseSize     atomic.Int64
 	oldIncrSize  atomic.Int64 // incremental files before cur
 	curSize      atomic.Int64
+	rewriteBase  atomic.Int64
 	writes       atomic.Int64
 	fsyncs       atomic.Int64
 
@@ -235,6 +236,7 @@ func (l *Log) Load(apply func(Effect) error) (LoadInfo, error) {
 	l.curSize.Store(res.validLen)
 	l.oldIncrSize.Store(old)
 	l.baseSize.Store(base)
+	l.rewriteBase.Store(base + old + res.validLen)
 	l.man = m
 	l.seq = m.maxSeq(l.cfg.Name)
 	l.state = stateOpen
@@ -245,8 +247,8 @@ func (l *Log) Load(apply func(Effect) error) (LoadInfo, error) {
 // previous generation (history lines), a base file being written by a
 // rewrite that did not finish (named after an incremental file other than
 // the first), and the files of a rewrite that failed before its switch
-// (the next sequence number). It is best effort: what cannot be removed now is removed by a
-// later Load.
+// (the next sequence number). It is best effort: what cannot be removed now
+// is removed by a later Load.
 func (l *Log) cleanup(m *manifest) {
 	next := m.maxSeq(l.cfg.Name) + 1 // a rewrite that failed before its switch
 	removeIfExists(l.fs, l.path(seqName(l.cfg.Name, next, "incr")))
@@ -544,6 +546,7 @@ func (l *Log) initLocked(dump DumpFunc) error {
 	l.cur, l.man, l.seq, l.state = seg, m, 1, stateOpen
 	l.baseSize.Store(bsize)
 	l.curSize.Store(seg.size)
+	l.rewriteBase.Store(bsize + seg.size)
 	return nil
 }
 
@@ -657,6 +660,7 @@ func (l *Log) Rewrite(dump DumpFunc) error {
 	l.wmu.Unlock()
 	l.baseSize.Store(bsize)
 	l.oldIncrSize.Store(0)
+	l.rewriteBase.Store(bsize + l.curSize.Load())
 	if dirErr != nil {
 		// The directory may hold either manifest after a crash.
 		return l.fail(fmt.Errorf("persistence: fsync of directory %s: %w", l.cfg.Dir, dirErr))
@@ -735,9 +739,8 @@ func (l *Log) switchTo(seg *segment, mid *manifest, seq uint64, tmp string) erro
 	return nil
 }
 
-// Stats reports the log's sizes and status. For auto-rewrite by growth
-// (auto-aof-rewrite-percentage), compare BaseSize+IncrSize with the BaseSize
-// the last rewrite produced.
+// Stats reports the log's sizes and status (see RewriteDue for automatic
+// rewrites).
 func (l *Log) Stats() LogStats {
 	l.mu.Lock()
 	appended, effects := l.appended, l.effects
@@ -747,6 +750,7 @@ func (l *Log) Stats() LogStats {
 		IncrSize:        l.oldIncrSize.Load() + l.curSize.Load(),
 		PendingBytes:    appended - l.written.Load(),
 		RewriteInFlight: l.rewriting.Load(),
+		RewriteBase:     l.rewriteBase.Load(),
 		Effects:         effects,
 		Writes:          l.writes.Load(),
 		Fsyncs:          l.fsyncs.Load(),
@@ -760,6 +764,20 @@ func (l *Log) Stats() LogStats {
 		s.LastFsyncErr = b.err
 	}
 	return s
+}
+
+// RewriteDue reports whether the log has grown enough for an automatic
+// rewrite, with Redis's rule: its size is at least minSize and has grown by
+// at least percentage percent since the last load or rewrite
+// (auto-aof-rewrite-percentage, auto-aof-rewrite-min-size). percentage <= 0
+// disables it. It is false while a rewrite runs.
+func (l *Log) RewriteDue(percentage int, minSize int64) bool {
+	if percentage <= 0 || l.rewriting.Load() {
+		return false
+	}
+	size := l.baseSize.Load() + l.oldIncrSize.Load() + l.curSize.Load()
+	base := max(l.rewriteBase.Load(), 1)
+	return size >= minSize && (size-base)*100/base >= int64(percentage)
 }
 
 // Close writes and fsyncs everything pending, closes the file and stops the

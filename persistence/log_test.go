@@ -758,3 +758,41 @@ func TestOpenLogBadConfig(t *testing.T) {
 		}
 	}
 }
+
+func TestRewriteDue(t *testing.T) {
+	l, fs := openMem(t, FsyncNo)
+	if l.RewriteDue(100, 0) {
+		t.Fatal("due before anything was written")
+	}
+	e := Effect{Op: OpSet, Key: []byte("k"), Entry: shards.Entry{Kind: shards.KindBytes, Str: make([]byte, 1000)}}
+	l.Sync(l.Append(e))
+	st := l.Stats()
+	if st.RewriteBase != st.BaseSize+headerLen {
+		t.Fatalf("%+v", st)
+	}
+	if !l.RewriteDue(100, 0) || l.RewriteDue(100, 1<<20) || l.RewriteDue(0, 0) {
+		t.Fatal("growth from an empty log")
+	}
+	if err := l.Rewrite(state{{0, "k"}: e.Entry}.dump()); err != nil {
+		t.Fatal(err)
+	}
+	if l.RewriteDue(100, 0) {
+		t.Fatalf("due right after a rewrite: %+v", l.Stats())
+	}
+	for range 2 {
+		l.Sync(l.Append(e))
+	}
+	if !l.RewriteDue(100, 0) || l.RewriteDue(300, 0) {
+		t.Fatalf("%+v", l.Stats())
+	}
+	l.Close()
+	// After a restart the loaded size is the reference.
+	_, _, l2, err := loadState(t, fs, FsyncNo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l2.Close()
+	if st := l2.Stats(); l2.RewriteDue(1, 0) || st.RewriteBase != st.BaseSize+st.IncrSize {
+		t.Fatalf("%+v", st)
+	}
+}
