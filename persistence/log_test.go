@@ -796,3 +796,27 @@ func TestRewriteDue(t *testing.T) {
 		t.Fatalf("%+v", st)
 	}
 }
+
+// TestEverySecRealTicker: with the real one-second ticker, what Sync wrote
+// is fsynced in the background.
+func TestEverySecRealTicker(t *testing.T) {
+	l, err := OpenLog(LogConfig{Dir: t.TempDir(), Name: "a.aof", Fsync: FsyncEverySec})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	l.Load(func(Effect) error { return nil })
+	if err := l.Sync(l.Append(Effect{Op: OpDel, Key: []byte("k")})); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for l.Stats().Fsyncs == 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("no fsync within 5 s")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if l.synced.Load() != l.written.Load() {
+		t.Fatal("fsync did not cover what was written")
+	}
+}
