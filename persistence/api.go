@@ -29,7 +29,10 @@ type Effect struct {
 	Entry shards.Entry // OpSet only: KindInt or KindBytes; Exp is absolute Unix ns (0 = none)
 }
 
-// EmitFunc receives one live key of a dump (snapshot or log rewrite).
+// EmitFunc receives one live key of a dump (snapshot or log rewrite). key
+// and e.Str are valid only during the call: an EmitFunc that keeps them
+// copies them (this package's own EmitFuncs encode them at once, so a
+// DumpFunc may reuse its buffers after emit returns).
 type EmitFunc func(db int, key []byte, e shards.Entry) error
 
 // DumpFunc produces a dump by calling emit for every live key.
@@ -92,6 +95,7 @@ type LoadInfo struct {
 type LogStats struct {
 	BaseSize        int64 // bytes in the base file
 	IncrSize        int64 // bytes in the incremental file(s)
+	RewriteBase     int64 // BaseSize+IncrSize after the last load or rewrite (INFO's aof_base_size)
 	LastWriteErr    error // nil when the last write succeeded (aof_last_write_status)
 	LastFsyncErr    error
 	PendingBytes    int64 // appended but not yet written

@@ -28,4 +28,19 @@
 // write, and under appendfsync always one fsync: group commit), later callers
 // find their data already written. everysec fsyncs in the background once a
 // second; no leaves flushing to the OS.
+//
+// # Using the log
+//
+//	l, err := OpenLog(LogConfig{Dir: dir, Name: "appendonly.aof", Fsync: policy})
+//	info, err := l.Load(apply)   // replay; a *CorruptError refuses start-up
+//	if info.Files == 0 && loadedFromSnapshot {
+//		err = l.Rewrite(dump)    // start the log from the loaded keyspace
+//	}
+//	off := l.Append(effect)      // under the key's shard lock
+//	err = l.Sync(off)            // after unlocking, before replying
+//	if l.RewriteDue(100, 64<<20) { go l.Rewrite(dump) }
+//	err = l.Close()
+//
+// Check, Fix and FixForce inspect and repair files for `check-aof`;
+// WriteSnapshot and LoadSnapshot handle --dbfilename.
 package persistence

@@ -75,6 +75,14 @@ type Log struct {
 	smu       sync.Mutex
 	rewriteMu sync.Mutex
 
+	// Group commit: one Sync at a time leads (writes and fsyncs for
+	// everyone); the others wait on gcond, not on wmu, so that those the
+	// leader covered return as soon as it is done instead of queueing
+	// behind the next leader's fsync.
+	gmu     sync.Mutex
+	gcond   *sync.Cond
+	leading bool
+
 	written      atomic.Int64 // logical offset through which records are written
 	synced       atomic.Int64 // logical offset through which records are fsynced (written under smu)
 	failed       atomic.Pointer[errBox]
@@ -84,6 +92,7 @@ type Log struct {
 	baseSize     atomic.Int64
 	oldIncrSize  atomic.Int64 // incremental files before cur
 	curSize      atomic.Int64
+	rewriteBase  atomic.Int64
 	writes       atomic.Int64
 	fsyncs       atomic.Int64
 
@@ -113,6 +122,7 @@ func OpenLog(cfg LogConfig) (*Log, error) {
 		return nil, fmt.Errorf("persistence: creating %s: %w", cfg.Dir, err)
 	}
 	l := &Log{cfg: cfg, fs: cfg.FS, manifestPath: filepath.Join(cfg.Dir, cfg.Name+".manifest")}
+	l.gcond = sync.NewCond(&l.gmu)
 	if cfg.Fsync == FsyncEverySec {
 		l.stop = make(chan struct{})
 		l.bgDone = make(chan struct{})
@@ -226,6 +236,7 @@ func (l *Log) Load(apply func(Effect) error) (LoadInfo, error) {
 	l.curSize.Store(res.validLen)
 	l.oldIncrSize.Store(old)
 	l.baseSize.Store(base)
+	l.rewriteBase.Store(base + old + res.validLen)
 	l.man = m
 	l.seq = m.maxSeq(l.cfg.Name)
 	l.state = stateOpen
@@ -236,8 +247,8 @@ func (l *Log) Load(apply func(Effect) error) (LoadInfo, error) {
 // previous generation (history lines), a base file being written by a
 // rewrite that did not finish (named after an incremental file other than
 // the first), and the files of a rewrite that failed before its switch
-// (the next sequence number). It is best effort: what cannot be removed now is removed by a
-// later Load.
+// (the next sequence number). It is best effort: what cannot be removed now
+// is removed by a later Load.
 func (l *Log) cleanup(m *manifest) {
 	next := m.maxSeq(l.cfg.Name) + 1 // a rewrite that failed before its switch
 	removeIfExists(l.fs, l.path(seqName(l.cfg.Name, next, "incr")))
@@ -331,6 +342,28 @@ func (l *Log) Sync(upto int64) error {
 	if l.covered(upto) {
 		return nil
 	}
+	l.gmu.Lock()
+	for l.leading {
+		l.gcond.Wait()
+		if l.covered(upto) {
+			l.gmu.Unlock()
+			return nil
+		}
+	}
+	l.leading = true
+	l.gmu.Unlock()
+
+	err := l.lead(upto)
+
+	l.gmu.Lock()
+	l.leading = false
+	l.gcond.Broadcast()
+	l.gmu.Unlock()
+	return err
+}
+
+// lead writes (and under FsyncAlways fsyncs) everything pending.
+func (l *Log) lead(upto int64) error {
 	l.wmu.Lock()
 	defer l.wmu.Unlock()
 	switch l.state {
@@ -513,6 +546,7 @@ func (l *Log) initLocked(dump DumpFunc) error {
 	l.cur, l.man, l.seq, l.state = seg, m, 1, stateOpen
 	l.baseSize.Store(bsize)
 	l.curSize.Store(seg.size)
+	l.rewriteBase.Store(bsize + seg.size)
 	return nil
 }
 
@@ -626,6 +660,7 @@ func (l *Log) Rewrite(dump DumpFunc) error {
 	l.wmu.Unlock()
 	l.baseSize.Store(bsize)
 	l.oldIncrSize.Store(0)
+	l.rewriteBase.Store(bsize + l.curSize.Load())
 	if dirErr != nil {
 		// The directory may hold either manifest after a crash.
 		return l.fail(fmt.Errorf("persistence: fsync of directory %s: %w", l.cfg.Dir, dirErr))
@@ -704,9 +739,8 @@ func (l *Log) switchTo(seg *segment, mid *manifest, seq uint64, tmp string) erro
 	return nil
 }
 
-// Stats reports the log's sizes and status. For auto-rewrite by growth
-// (auto-aof-rewrite-percentage), compare BaseSize+IncrSize with the BaseSize
-// the last rewrite produced.
+// Stats reports the log's sizes and status (see RewriteDue for automatic
+// rewrites).
 func (l *Log) Stats() LogStats {
 	l.mu.Lock()
 	appended, effects := l.appended, l.effects
@@ -716,6 +750,7 @@ func (l *Log) Stats() LogStats {
 		IncrSize:        l.oldIncrSize.Load() + l.curSize.Load(),
 		PendingBytes:    appended - l.written.Load(),
 		RewriteInFlight: l.rewriting.Load(),
+		RewriteBase:     l.rewriteBase.Load(),
 		Effects:         effects,
 		Writes:          l.writes.Load(),
 		Fsyncs:          l.fsyncs.Load(),
@@ -729,6 +764,20 @@ func (l *Log) Stats() LogStats {
 		s.LastFsyncErr = b.err
 	}
 	return s
+}
+
+// RewriteDue reports whether the log has grown enough for an automatic
+// rewrite, with Redis's rule: its size is at least minSize and has grown by
+// at least percentage percent since the last load or rewrite
+// (auto-aof-rewrite-percentage, auto-aof-rewrite-min-size). percentage <= 0
+// disables it. It is false while a rewrite runs.
+func (l *Log) RewriteDue(percentage int, minSize int64) bool {
+	if percentage <= 0 || l.rewriting.Load() {
+		return false
+	}
+	size := l.baseSize.Load() + l.oldIncrSize.Load() + l.curSize.Load()
+	base := max(l.rewriteBase.Load(), 1)
+	return size >= minSize && (size-base)*100/base >= int64(percentage)
 }
 
 // Close writes and fsyncs everything pending, closes the file and stops the

@@ -299,7 +299,7 @@ func TestBitFlipEveryBit(t *testing.T) {
 
 // TestBitFlipRandomLargeLog: thousands of random flips in a larger log.
 func TestBitFlipRandomLargeLog(t *testing.T) {
-	effs := smallEffects(2000)
+	effs := smallEffects(400)
 	fs, incr := writeLog(t, effs)
 	orig := fs.get(incr)
 	ends := recordEnds(t, orig)
@@ -756,5 +756,67 @@ func TestOpenLogBadConfig(t *testing.T) {
 		if _, err := OpenLog(cfg); err == nil {
 			t.Errorf("%+v accepted", cfg)
 		}
+	}
+}
+
+func TestRewriteDue(t *testing.T) {
+	l, fs := openMem(t, FsyncNo)
+	if l.RewriteDue(100, 0) {
+		t.Fatal("due before anything was written")
+	}
+	e := Effect{Op: OpSet, Key: []byte("k"), Entry: shards.Entry{Kind: shards.KindBytes, Str: make([]byte, 1000)}}
+	l.Sync(l.Append(e))
+	st := l.Stats()
+	if st.RewriteBase != st.BaseSize+headerLen {
+		t.Fatalf("%+v", st)
+	}
+	if !l.RewriteDue(100, 0) || l.RewriteDue(100, 1<<20) || l.RewriteDue(0, 0) {
+		t.Fatal("growth from an empty log")
+	}
+	if err := l.Rewrite(state{{0, "k"}: e.Entry}.dump()); err != nil {
+		t.Fatal(err)
+	}
+	if l.RewriteDue(100, 0) {
+		t.Fatalf("due right after a rewrite: %+v", l.Stats())
+	}
+	for range 2 {
+		l.Sync(l.Append(e))
+	}
+	if !l.RewriteDue(100, 0) || l.RewriteDue(300, 0) {
+		t.Fatalf("%+v", l.Stats())
+	}
+	l.Close()
+	// After a restart the loaded size is the reference.
+	_, _, l2, err := loadState(t, fs, FsyncNo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l2.Close()
+	if st := l2.Stats(); l2.RewriteDue(1, 0) || st.RewriteBase != st.BaseSize+st.IncrSize {
+		t.Fatalf("%+v", st)
+	}
+}
+
+// TestEverySecRealTicker: with the real one-second ticker, what Sync wrote
+// is fsynced in the background.
+func TestEverySecRealTicker(t *testing.T) {
+	l, err := OpenLog(LogConfig{Dir: t.TempDir(), Name: "a.aof", Fsync: FsyncEverySec})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	l.Load(func(Effect) error { return nil })
+	if err := l.Sync(l.Append(Effect{Op: OpDel, Key: []byte("k")})); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for l.Stats().Fsyncs == 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("no fsync within 5 s")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if l.synced.Load() != l.written.Load() {
+		t.Fatal("fsync did not cover what was written")
 	}
 }

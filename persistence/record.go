@@ -69,7 +69,15 @@ func crc32c(b []byte) uint32 { return crc32.Checksum(b, castagnoli) }
 func crc8(b []byte) byte {
 	var c byte
 	for _, x := range b {
-		c ^= x
+		c = crc8Table[c^x]
+	}
+	return c
+}
+
+// crc8Table is never written after initialisation.
+var crc8Table = func() (t [256]byte) {
+	for i := range t {
+		c := byte(i)
 		for range 8 {
 			if c&0x80 != 0 {
 				c = c<<1 ^ 0x07
@@ -77,9 +85,10 @@ func crc8(b []byte) byte {
 				c <<= 1
 			}
 		}
+		t[i] = c
 	}
-	return c
-}
+	return t
+}()
 
 // CorruptError reports damage in a persistence file: which file, at which
 // byte offset (the start of the damaged header or record), and what is wrong.
@@ -167,10 +176,17 @@ func appendPayload(dst []byte, e *Effect) []byte {
 	if e.DB < 0 || e.DB > maxDB {
 		panic(fmt.Sprintf("persistence: cannot log database %d", e.DB))
 	}
+	db, key := e.DB, e.Key
+	switch e.Op {
+	case OpFlushDB:
+		key = nil
+	case OpFlushAll:
+		db, key = 0, nil
+	}
 	dst = append(dst, byte(e.Op))
-	dst = binary.AppendUvarint(dst, uint64(e.DB))
-	dst = binary.AppendUvarint(dst, uint64(len(e.Key)))
-	dst = append(dst, e.Key...)
+	dst = binary.AppendUvarint(dst, uint64(db))
+	dst = binary.AppendUvarint(dst, uint64(len(key)))
+	dst = append(dst, key...)
 	if e.Op != OpSet {
 		return dst
 	}
@@ -225,6 +241,12 @@ func decodePayload(p []byte, e *Effect) (end bool, count uint64, reason string) 
 	if e.Op != OpSet {
 		if len(p) != 0 {
 			return false, 0, "trailing bytes after key"
+		}
+		switch e.Op { // fields the op ignores
+		case OpFlushDB:
+			e.Key = nil
+		case OpFlushAll:
+			e.DB, e.Key = 0, nil
 		}
 		return false, 0, ""
 	}

@@ -158,3 +158,20 @@ func TestCorruptErrorMessage(t *testing.T) {
 		t.Fatal(s)
 	}
 }
+
+// TestFlushIgnoredFields: fields a flush ignores are written as zero values.
+func TestFlushIgnoredFields(t *testing.T) {
+	for _, c := range []struct{ in, want Effect }{
+		{Effect{Op: OpFlushDB, DB: 4, Key: []byte("x")}, Effect{Op: OpFlushDB, DB: 4}},
+		{Effect{Op: OpFlushAll, DB: 4, Key: []byte("x")}, Effect{Op: OpFlushAll}},
+	} {
+		rec := appendRecord(nil, &c.in)
+		var got Effect
+		if _, _, _, err := decodeRecord(rec, &got); err != nil || !effectsEqual(got, c.want) {
+			t.Fatalf("%+v: got %+v, %v", c.in, got, err)
+		}
+		if want := appendRecord(nil, &c.want); !bytes.Equal(rec, want) {
+			t.Fatalf("%+v encodes differently from %+v", c.in, c.want)
+		}
+	}
+}
