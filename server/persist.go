@@ -30,7 +30,6 @@ type persistState struct {
 	lastSaveSecs    atomic.Int64
 	lastRewriteOK   atomic.Bool
 	lastRewriteSecs atomic.Int64
-	rewriteBase     atomic.Int64 // log size right after the last rewrite (or load)
 	aofWriteErr     atomic.Pointer[string]
 	noSaveOnExit    atomic.Bool
 }
@@ -56,17 +55,8 @@ func (s *Server) loadData() error {
 	now := s.clock.Now()
 	start := time.Now()
 	if !s.cfg.Persist.AppendOnly {
-		info, err := persistence.LoadSnapshot(s.fs(), s.snapshotPath(), func(db int, key []byte, e shards.Entry) error {
-			return s.applyEffect(persistence.Effect{Op: persistence.OpSet, DB: db, Key: key, Entry: e}, now)
-		})
-		if errors.Is(err, fs.ErrNotExist) {
-			return nil
-		}
-		if err != nil {
-			return fmt.Errorf("load snapshot %s: %w", s.snapshotPath(), err)
-		}
-		s.log.Info("snapshot loaded", "file", s.snapshotPath(), "keys", info.Records, "seconds", time.Since(start).Seconds())
-		return nil
+		_, err := s.loadSnapshot(now)
+		return err
 	}
 	lg, err := persistence.OpenLog(persistence.LogConfig{
 		Dir: s.cfg.Persist.Dir, Name: s.cfg.Persist.AppendFilename, Fsync: s.cfg.Persist.AppendFsync, FS: s.cfg.Persist.FS,
@@ -83,11 +73,42 @@ func (s *Server) loadData() error {
 		s.log.Warn("append-only log had a torn last record (crash during a write); cut it off",
 			"file", info.TornFile, "offset", info.TornOffset)
 	}
-	s.log.Info("append-only log loaded", "dir", s.cfg.Persist.Dir, "effects", info.Records, "seconds", time.Since(start).Seconds())
 	p.log = lg
-	p.rewriteBase.Store(logSize(lg))
 	s.aof = lg
+	if info.Files == 0 {
+		// No log yet (appendonly was just turned on): start from the
+		// snapshot, if any, and make it the log's first base, as Redis does.
+		n, err := s.loadSnapshot(now)
+		if err != nil {
+			return err
+		}
+		if n > 0 {
+			if err := lg.Rewrite(s.dump); err != nil {
+				return fmt.Errorf("create the append-only log from the snapshot: %w", err)
+			}
+		}
+		s.log.Info("append-only log started", "dir", s.cfg.Persist.Dir, "keys_from_snapshot", n)
+		return nil
+	}
+	s.log.Info("append-only log loaded", "dir", s.cfg.Persist.Dir, "effects", info.Records, "seconds", time.Since(start).Seconds())
 	return nil
+}
+
+// loadSnapshot loads the snapshot file, if there is one, and returns how
+// many keys it held.
+func (s *Server) loadSnapshot(now int64) (int64, error) {
+	start := time.Now()
+	info, err := persistence.LoadSnapshot(s.fs(), s.snapshotPath(), func(db int, key []byte, e shards.Entry) error {
+		return s.applyEffect(persistence.Effect{Op: persistence.OpSet, DB: db, Key: key, Entry: e}, now)
+	})
+	if errors.Is(err, fs.ErrNotExist) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, fmt.Errorf("load snapshot %s: %w", s.snapshotPath(), err)
+	}
+	s.log.Info("snapshot loaded", "file", s.snapshotPath(), "keys", info.Records, "seconds", time.Since(start).Seconds())
+	return info.Records, nil
 }
 
 func logSize(lg *persistence.Log) int64 {
@@ -199,7 +220,6 @@ func (s *Server) rewriteLog() error {
 		s.log.Error("append-only log rewrite failed", "err", err)
 		return err
 	}
-	p.rewriteBase.Store(logSize(p.log))
 	s.log.Info("append-only log rewritten", "seconds", time.Since(start).Seconds(), "bytes", logSize(p.log))
 	return nil
 }
@@ -237,11 +257,9 @@ func (s *Server) persistTick(now int64) {
 			break
 		}
 	}
-	if p.log != nil && s.cfg.Persist.AutoRewritePercentage > 0 {
-		size, base := logSize(p.log), p.rewriteBase.Load()
-		if size >= s.cfg.Persist.AutoRewriteMinSize && size-base >= base*int64(s.cfg.Persist.AutoRewritePercentage)/100 {
-			s.bgrewrite()
-		}
+	if p.log != nil && s.cfg.Persist.AutoRewritePercentage > 0 &&
+		p.log.RewriteDue(s.cfg.Persist.AutoRewritePercentage, s.cfg.Persist.AutoRewriteMinSize) {
+		s.bgrewrite()
 	}
 }
 

@@ -246,3 +246,21 @@ func waitFor(t *testing.T, cond func() bool) {
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }
 
 func asCorrupt(err error, target **persistence.CorruptError) bool { return errors.As(err, target) }
+
+// TestAppendOnlyStartsFromSnapshot turns appendonly on for a dataset that
+// only has a snapshot: the data is loaded from it and becomes the log's
+// base, so it survives the next restart too.
+func TestAppendOnlyStartsFromSnapshot(t *testing.T) {
+	aof := false
+	r := newRestartable(t, func(c *Config) { c.Persist.AppendOnly = aof })
+	r.expect("+OK\r\n", "SET", "k", "v")
+	r.expect("+OK\r\n", "SAVE")
+	aof = true
+	r.restart()
+	r.expect("$1\r\nv\r\n", "GET", "k")
+	r.expect("+OK\r\n", "SET", "k2", "v2")
+	os.Remove(filepath.Join(r.dir, "dump.tsr"))
+	r.restart()
+	r.expect("$1\r\nv\r\n", "GET", "k")
+	r.expect("$2\r\nv2\r\n", "GET", "k2")
+}
