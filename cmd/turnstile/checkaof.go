@@ -37,5 +37,11 @@ func checkAOF(args []string, out io.Writer) error {
 		rep, err = persistence.Check(osfs, path)
 	}
 	fmt.Fprintln(out, rep.String())
-	return err
+	if err != nil {
+		return err
+	}
+	if !rep.OK() && !rep.Fixed {
+		return errors.New("the file is damaged (see above)")
+	}
+	return nil
 }
