@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io/fs"
 	"path/filepath"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -145,6 +146,9 @@ func (s *Server) applyEffect(e persistence.Effect, now int64) error {
 	return nil
 }
 
+// dumpYieldEvery is how many keys a dump writes between yields.
+const dumpYieldEvery = 256
+
 // dump emits every live key as of one instant: it locks every shard of
 // every database for a moment to begin a snapshot, then reads each shard's
 // frozen copy without blocking writers (see shards.BeginSnapshotLocked).
@@ -156,9 +160,15 @@ func (s *Server) dump(emit persistence.EmitFunc) error {
 		db.BeginSnapshotLocked()
 	}
 	all.unlock(s)
+	n := 0
 	for dbi, db := range s.dbs {
 		for i := 0; i < db.NumShards(); i++ {
 			err := db.SnapshotShard(i).ForEach(now, func(k []byte, e shards.Entry) error {
+				// Yield often: on a single core a dump must not hold the CPU
+				// for a whole scheduler slice while clients wait.
+				if n++; n%dumpYieldEvery == 0 {
+					runtime.Gosched()
+				}
 				return emit(dbi, k, e)
 			})
 			if err != nil {
