@@ -5,6 +5,8 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"math/rand/v2"
+
 	"github.com/cespare/xxhash/v2"
 )
 
@@ -17,6 +19,7 @@ const MaxShards = 1 << 16
 type Map struct {
 	shards []shard
 	mask   uint64
+	seed   uint64 // random per Map: see hash
 
 	expiredKeys atomic.Int64  // keys removed because their expiry passed
 	expireNext  atomic.Uint64 // next shard the active expiry cycle visits
@@ -46,14 +49,29 @@ func New(n int) *Map {
 		n = MaxShards
 	}
 	n = 1 << bits.Len(uint(n-1))
-	return &Map{shards: make([]shard, n), mask: uint64(n - 1)}
+	return &Map{shards: make([]shard, n), mask: uint64(n - 1), seed: rand.Uint64()}
 }
 
 // NumShards returns the number of shards.
 func (m *Map) NumShards() int { return len(m.shards) }
 
 // ShardOf returns the index of the shard that holds key.
-func (m *Map) ShardOf(key []byte) int { return int(xxhash.Sum64(key) & m.mask) }
+func (m *Map) ShardOf(key []byte) int { return int(m.hash(key) & m.mask) }
+
+// hash is xxhash64 of the key mixed with the map's random seed (the
+// finalizer of SplitMix64). The seed makes placement differ from process to
+// process: loading a snapshot written in one table's slot order does not
+// arrive sorted for the next table (which would pile keys into long probe
+// runs while the table grows), and a client cannot choose keys that collide
+// in shard and slot.
+func (m *Map) hash(key []byte) uint64 {
+	h := xxhash.Sum64(key) ^ m.seed
+	h ^= h >> 30
+	h *= 0xbf58476d1ce4e5b9
+	h ^= h >> 27
+	h *= 0x94d049bb133111eb
+	return h ^ h>>31
+}
 
 // Lock locks shard i.
 func (m *Map) Lock(i int) { m.shards[i].mu.Lock() }
@@ -63,7 +81,7 @@ func (m *Map) Unlock(i int) { m.shards[i].mu.Unlock() }
 
 // locate hashes key once: its shard (low bits) and its tag (top bits).
 func (m *Map) locate(key []byte) (*shard, uint32) {
-	h := xxhash.Sum64(key)
+	h := m.hash(key)
 	return &m.shards[h&m.mask], tagOf(h)
 }
 
@@ -194,7 +212,7 @@ func (m *Map) FlushLocked(i int) {
 	s.beforeChangeLocked()
 	// Like Redis, a flush breaks only the WATCHes of keys that existed.
 	for k, ws := range s.watch {
-		if s.t.find([]byte(k), tagOf(xxhash.Sum64String(k))) >= 0 {
+		if s.t.find([]byte(k), tagOf(m.hash([]byte(k)))) >= 0 {
 			for _, w := range ws {
 				w.Dirty.Store(true)
 			}
