@@ -80,48 +80,11 @@ func (k *keysConn) do(args ...string) string {
 	if _, err := io.WriteString(k.c, b.String()); err != nil {
 		k.t.Fatalf("write: %v", err)
 	}
-	r, err := keysReadReply(k.br)
+	r, err := readRawReply(k.br)
 	if err != nil {
 		k.t.Fatalf("read reply to %q: %v", args, err)
 	}
 	return r
-}
-
-// keysReadReply reads one complete RESP2/RESP3 reply and returns its bytes.
-func keysReadReply(br *bufio.Reader) (string, error) {
-	line, err := br.ReadString('\n')
-	if err != nil {
-		return "", err
-	}
-	if len(line) < 3 {
-		return "", fmt.Errorf("short line %q", line)
-	}
-	n, _ := strconv.Atoi(line[1 : len(line)-2])
-	switch line[0] {
-	case '$', '=', '!':
-		if n < 0 {
-			return line, nil
-		}
-		buf := make([]byte, n+2)
-		if _, err := io.ReadFull(br, buf); err != nil {
-			return "", err
-		}
-		return line + string(buf), nil
-	case '*', '~', '>', '%', '|':
-		if line[0] == '%' || line[0] == '|' {
-			n *= 2
-		}
-		out := line
-		for i := 0; i < n; i++ {
-			r, err := keysReadReply(br)
-			if err != nil {
-				return "", err
-			}
-			out += r
-		}
-		return out, nil
-	}
-	return line, nil
 }
 
 // keysResp builds expected replies: ints become ":n", strings starting with

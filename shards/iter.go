@@ -146,21 +146,11 @@ func (m *Map) ForEach(now int64, allLocked bool, fn func(key string, e Entry) bo
 		if !allLocked {
 			m.Lock(si)
 		}
-		t := &m.shards[si].t
 		ok := true
-		for i := range t.slots {
-			if t.slots[i].meta == 0 {
-				continue
-			}
-			e := t.entry(i)
-			if e.Exp != 0 && e.Exp <= now {
-				continue
-			}
-			k, _, _ := t.keyAt(i)
-			if ok = fn(string(k), e); !ok {
-				break
-			}
-		}
+		m.shards[si].t.eachLive(now, func(k []byte, e Entry) bool {
+			ok = fn(string(k), e)
+			return ok
+		})
 		if !allLocked {
 			m.Unlock(si)
 		}

@@ -79,19 +79,10 @@ func (s *shard) freezeLocked() {
 // ForEach calls fn for every key of the frozen shard whose expiry is after
 // now, stopping at the first error.
 func (f Frozen) ForEach(now int64, fn func(key []byte, e Entry) error) error {
-	t := &f.t
-	for i := range t.slots {
-		if t.slots[i].meta == 0 {
-			continue
-		}
-		e := t.entry(i)
-		if e.Exp != 0 && e.Exp <= now {
-			continue
-		}
-		k, _, _ := t.keyAt(i)
-		if err := fn(k, e); err != nil {
-			return err
-		}
-	}
-	return nil
+	var err error
+	f.t.eachLive(now, func(k []byte, e Entry) bool {
+		err = fn(k, e)
+		return err == nil
+	})
+	return err
 }

@@ -432,5 +432,23 @@ func (t *table) compact() {
 	t.arena, t.garbage = fresh, 0
 }
 
+// eachLive calls fn for every slot holding a key whose expiry is after now,
+// until fn returns false.
+func (t *table) eachLive(now int64, fn func(key []byte, e Entry) bool) {
+	for i := range t.slots {
+		if t.slots[i].meta == 0 {
+			continue
+		}
+		e := t.entry(i)
+		if e.Exp != 0 && e.Exp <= now {
+			continue
+		}
+		k, _, _ := t.keyAt(i)
+		if !fn(k, e) {
+			return
+		}
+	}
+}
+
 // reset empties the table, keeping nothing.
 func (t *table) reset() { *t = table{} }
