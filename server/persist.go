@@ -146,8 +146,37 @@ func (s *Server) applyEffect(e persistence.Effect, now int64) error {
 	return nil
 }
 
-// dumpYieldEvery is how many keys a dump writes between yields.
-const dumpYieldEvery = 256
+// dumpThrottle keeps a dump from starving clients when the server has one
+// P (GOMAXPROCS=1, e.g. pinned to one core): after every chunk of keys it
+// sleeps a multiple of the time the chunk took. runtime.Gosched would not do: the scheduler runs
+// a runnable goroutine (the dump) before it polls the network, so waiting
+// clients would be seen only by sysmon, every 10 ms. With more Ps, idle ones
+// poll the network and the dump runs unthrottled.
+type dumpThrottle struct {
+	on    bool
+	n     int
+	chunk time.Time
+}
+
+// A dump writes dumpChunk keys (~0.1 ms), then pauses dumpPause times as
+// long as that took: at most a quarter of the CPU while clients are busy.
+const (
+	dumpChunk = 512
+	dumpPause = 3
+)
+
+func (t *dumpThrottle) start() {
+	t.on = runtime.GOMAXPROCS(0) == 1
+	t.chunk = time.Now()
+}
+
+func (t *dumpThrottle) step() {
+	if t.n++; !t.on || t.n%dumpChunk != 0 {
+		return
+	}
+	time.Sleep(dumpPause * time.Since(t.chunk))
+	t.chunk = time.Now()
+}
 
 // dump emits every live key as of one instant: it locks every shard of
 // every database for a moment to begin a snapshot, then reads each shard's
@@ -160,15 +189,12 @@ func (s *Server) dump(emit persistence.EmitFunc) error {
 		db.BeginSnapshotLocked()
 	}
 	all.unlock(s)
-	n := 0
+	var th dumpThrottle
+	th.start()
 	for dbi, db := range s.dbs {
 		for i := 0; i < db.NumShards(); i++ {
 			err := db.SnapshotShard(i).ForEach(now, func(k []byte, e shards.Entry) error {
-				// Yield often: on a single core a dump must not hold the CPU
-				// for a whole scheduler slice while clients wait.
-				if n++; n%dumpYieldEvery == 0 {
-					runtime.Gosched()
-				}
+				th.step()
 				return emit(dbi, k, e)
 			})
 			if err != nil {
