@@ -160,7 +160,7 @@ func infoPersistence(s *Server, b *strings.Builder, _ int64) {
 	field(b, "rdb_last_save_time", p.lastSave.Load())
 	field(b, "rdb_last_bgsave_status", okStr(p.lastSaveOK.Load()))
 	field(b, "rdb_last_bgsave_time_sec", p.lastSaveSecs.Load())
-	field(b, "aof_enabled", boolInt(p.log != nil))
+	field(b, "aof_enabled", boolInt(s.cfg.Persist.AppendOnly))
 	field(b, "aof_rewrite_in_progress", boolInt(p.rewriteRunning.Load()))
 	field(b, "aof_rewrite_scheduled", 0)
 	field(b, "aof_last_rewrite_time_sec", p.lastRewriteSecs.Load())

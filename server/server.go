@@ -126,6 +126,11 @@ func New(cfg Config) (*Server, error) {
 	}
 	s.start = s.clock.Now()
 	s.requirePass.Store(&cfg.RequirePass)
+	// As Redis: before any save, the statuses are "ok" and the last save
+	// time is the start time.
+	s.persist.lastSaveOK.Store(true)
+	s.persist.lastRewriteOK.Store(true)
+	s.persist.lastSave.Store(s.start / 1e9)
 	s.maxClients.Store(int64(cfg.MaxClients))
 	s.dbs = make([]*shards.Map, cfg.Databases)
 	for i := range s.dbs {
@@ -161,7 +166,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	}
 	s.ln = ln
 	s.mu.Unlock()
-	s.log.Info("ready to accept connections", "addr", ln.Addr().String())
+	s.log.Info("listening; loading the dataset", "addr", ln.Addr().String())
 
 	// Load in the background while accepting: clients get LOADING until
 	// the dataset is in memory. A damaged file stops the server.
@@ -175,6 +180,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		}
 		s.persist.loading.Store(false)
 		close(s.ready)
+		s.log.Info("ready to accept connections", "addr", ln.Addr().String())
 	})
 	s.goFunc(s.backgroundLoop)
 	go func() {
