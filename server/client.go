@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"net"
+	"runtime"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -118,6 +119,7 @@ func (c *client) syncLog() bool {
 	if c.logUpto <= c.logDone {
 		return true
 	}
+	runtime.Gosched() // let other connections append first: one write covers more
 	if err := c.s.aof.Sync(c.logUpto); err != nil {
 		msg := err.Error()
 		c.s.persist.aofWriteErr.Store(&msg)
