@@ -24,6 +24,7 @@ SCALING=${SCALING:-0}          # 1: also run the scaling part
 SCALING_MAX=${SCALING_MAX:-6}  # largest key count is 10^SCALING_MAX (6 or 7)
 RUN_TIMEOUT=${RUN_TIMEOUT:-300} # seconds any one benchmark or load may take
 PERSIST=${PERSIST:-0}          # 1: also run the persistence part (issue 4)
+LOAD_TIMEOUT=${LOAD_TIMEOUT:-$((RUN_TIMEOUT * 3))} # seconds a restart may take to load its data
 # Scheduling priority of servers and clients: root raises it a little so
 # other work on a shared machine disturbs the measurement less. NICE=0: off.
 if ((EUID == 0)); then NICE=${NICE:--10}; else NICE=${NICE:-0}; fi
@@ -33,7 +34,7 @@ RANDKEYS=100000                # -r of the main table
 log() { printf '%s %s\n' "$(date +%H:%M:%S)" "$*"; }
 die() { log "ERROR: $*" >&2; exit 1; }
 
-for v in ROUNDS N N_P16 KEYS SCALING_MAX RUN_TIMEOUT; do
+for v in ROUNDS N N_P16 KEYS SCALING_MAX RUN_TIMEOUT LOAD_TIMEOUT; do
 	[[ ${!v} =~ ^[1-9][0-9]*$ ]] || die "$v must be a positive integer (got '${!v}')"
 done
 [[ $SCALING_MAX == 6 || $SCALING_MAX == 7 ]] || die "SCALING_MAX must be 6 or 7"
@@ -568,8 +569,8 @@ start_inst() {
 		IPORT[$name]=$port
 		if [[ $mode == ping ]]; then
 			wait_ready "$port" "$pid" && return 0
-		elif out=$(timeout "$RUN_TIMEOUT" "$OUT/persistctl" ready -port "$port" -since "$t0" -pid "$pid" \
-			-timeout "${RUN_TIMEOUT}s" 2>>"$logf"); then
+		elif out=$(timeout "$LOAD_TIMEOUT" "$OUT/persistctl" ready -port "$port" -since "$t0" -pid "$pid" \
+			-timeout "${LOAD_TIMEOUT}s" 2>>"$logf"); then
 			[[ ${out#* } == 1 ]] || die "$name: key:000000000000 missing after loading (EXISTS replied '${out#* }')"
 			LOAD_SECS=${out%% *}
 			return 0
