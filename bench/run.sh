@@ -5,6 +5,8 @@
 #   bench/run.sh                      # default run, a few minutes
 #   ROUNDS=1 N=200000 KEYS=100000 bench/run.sh      # quick check
 #   SCALING=1 bench/run.sh            # also key-count and connection scaling
+#   PERSIST=1 bench/run.sh            # also persistence (issue 4): AOF throughput,
+#                                     # snapshot/load times, p99 during snapshots
 #
 # Writes bench/out/results.csv, bench/RESULTS.md and bench/*.svg.
 set -euo pipefail
@@ -21,6 +23,8 @@ KEYS=${KEYS:-1000000}          # distinct keys for the memory measurement
 SCALING=${SCALING:-0}          # 1: also run the scaling part
 SCALING_MAX=${SCALING_MAX:-6}  # largest key count is 10^SCALING_MAX (6 or 7)
 RUN_TIMEOUT=${RUN_TIMEOUT:-300} # seconds any one benchmark or load may take
+PERSIST=${PERSIST:-0}          # 1: also run the persistence part (issue 4)
+LOAD_TIMEOUT=${LOAD_TIMEOUT:-$((RUN_TIMEOUT * 3))} # seconds a restart may take to load its data
 # Scheduling priority of servers and clients: root raises it a little so
 # other work on a shared machine disturbs the measurement less. NICE=0: off.
 if ((EUID == 0)); then NICE=${NICE:--10}; else NICE=${NICE:-0}; fi
@@ -30,10 +34,11 @@ RANDKEYS=100000                # -r of the main table
 log() { printf '%s %s\n' "$(date +%H:%M:%S)" "$*"; }
 die() { log "ERROR: $*" >&2; exit 1; }
 
-for v in ROUNDS N N_P16 KEYS SCALING_MAX RUN_TIMEOUT; do
+for v in ROUNDS N N_P16 KEYS SCALING_MAX RUN_TIMEOUT LOAD_TIMEOUT; do
 	[[ ${!v} =~ ^[1-9][0-9]*$ ]] || die "$v must be a positive integer (got '${!v}')"
 done
 [[ $SCALING_MAX == 6 || $SCALING_MAX == 7 ]] || die "SCALING_MAX must be 6 or 7"
+[[ $PERSIST == 0 || $PERSIST == 1 ]] || die "PERSIST must be 0 or 1"
 [[ $NICE =~ ^-?[0-9]+$ ]] || die "NICE must be an integer (got '$NICE')"
 
 # ---------------------------------------------------------------- setup --
@@ -64,6 +69,9 @@ log "building turnstile, loadgen, report"
 go build -o "$OUT/turnstile" ./cmd/turnstile
 go build -o "$OUT/loadgen" ./bench/cmd/loadgen
 go build -o "$OUT/report" ./bench/cmd/report
+if [[ $PERSIST == 1 ]]; then
+	go build -o "$OUT/persistctl" ./bench/cmd/persistctl
+fi
 
 # Many connections (-c 1000) need file descriptors on both sides.
 ulimit -n 65536 2>/dev/null || ulimit -n "$(ulimit -Hn)" 2>/dev/null || true
@@ -111,13 +119,17 @@ log "pinning: $PINNING"
 # --------------------------------------------------------------- servers --
 
 TPID= RPID= TPORT= RPORT=
+# Extra server instances of the persistence part, by name (t-always, r-rdb,
+# ...), and the BGSAVE loop running next to a benchmark, if any.
+declare -A IPID=() IPORT=()
+BG_PID=
 
 cleanup() {
 	local pid
-	for pid in $TPID $RPID; do
+	for pid in $BG_PID $TPID $RPID "${IPID[@]}"; do
 		kill "$pid" 2>/dev/null || true
 	done
-	for pid in $TPID $RPID; do
+	for pid in $BG_PID $TPID $RPID "${IPID[@]}"; do
 		wait "$pid" 2>/dev/null || true
 	done
 }
@@ -204,8 +216,22 @@ start_servers() {
 	log "turnstile pid $TPID port $TPORT; redis-server pid $RPID port $RPORT"
 }
 
-port_of() { if [[ $1 == turnstile ]]; then echo "$TPORT"; else echo "$RPORT"; fi; }
-pid_of() { if [[ $1 == turnstile ]]; then echo "$TPID"; else echo "$RPID"; fi; }
+# port_of / pid_of NAME: the main servers (turnstile, redis) or an instance
+# of the persistence part (t-none, r-rdb, ...).
+port_of() {
+	case $1 in
+	turnstile) echo "$TPORT" ;;
+	redis) echo "$RPORT" ;;
+	*) echo "${IPORT[$1]}" ;;
+	esac
+}
+pid_of() {
+	case $1 in
+	turnstile) echo "$TPID" ;;
+	redis) echo "$RPID" ;;
+	*) echo "${IPID[$1]}" ;;
+	esac
+}
 
 # rcli SERVER ARGS...: one redis-cli command, bounded in time.
 rcli() {
@@ -224,15 +250,23 @@ alive() {
 # ----------------------------------------------------------- measuring --
 
 CSV=$OUT/results.csv
-echo "round,server,workload,pipeline,clients,rps,p50,p99,p999,phase,keys,requests,seconds,server_cpu_s,rss_before,rss_after,used_before,used_after" >"$CSV"
+# file_bytes, server_s and bgsaves are the persistence part's: size of a
+# snapshot or log, load time the server itself logged, snapshots completed
+# during a benchmark run.
+CSV_COLS=round,server,workload,pipeline,clients,rps,p50,p99,p999,phase,keys,requests,seconds,server_cpu_s,rss_before,rss_after,used_before,used_after,file_bytes,server_s,bgsaves
+echo "$CSV_COLS" >"$CSV"
+NCOLS=$(awk -F, '{ print NF }' <<<"$CSV_COLS")
 
-# csv_row FIELD...: quote every field that holds a comma or quote.
+# csv_row FIELD...: quote every field that holds a comma or quote; missing
+# trailing fields are left empty.
 csv_row() {
-	local out= f
+	local out= f n=0
 	for f in "$@"; do
 		if [[ $f == *[,\"]* ]]; then f="\"${f//\"/\"\"}\""; fi
 		out+="${out:+,}$f"
+		n=$((n + 1))
 	done
+	for ((; n < NCOLS; n++)); do out+=","; done
 	echo "$out" >>"$CSV"
 }
 
@@ -263,40 +297,49 @@ parse_bench() {
 }
 
 RUNS=0
+# Hooks of the persistence part: BENCH_INST names the instance to run against
+# (default: SERVER itself); BENCH_BG names a function that bench calls with
+# "start" just before redis-benchmark and "stop" just after, and that may set
+# BENCH_TAIL to extra CSV fields (file_bytes server_s bgsaves).
+BENCH_INST= BENCH_BG=
+BENCH_TAIL=()
 # bench ROUND PHASE SERVER WORKLOAD PIPELINE CLIENTS REQUESTS RANDKEYS FLUSH COMMAND...
 bench() {
 	local round=$1 phase=$2 server=$3 workload=$4 pipeline=$5 clients=$6 requests=$7 rkeys=$8 flush=$9
 	shift 9
-	local port
-	port=$(port_of "$server")
-	alive "$server"
+	local port inst=${BENCH_INST:-$server}
+	port=$(port_of "$inst")
+	alive "$inst"
 	if [[ $flush == flush ]]; then
-		[[ $(rcli "$server" FLUSHALL) == OK ]] || die "FLUSHALL on $server failed"
+		[[ $(rcli "$inst" FLUSHALL) == OK ]] || die "FLUSHALL on $inst failed"
 	fi
 	local cmd=("${CLI_PIN[@]}" redis-benchmark -h 127.0.0.1 -p "$port" -c "$clients" -n "$requests"
 		-r "$rkeys" -P "$pipeline" "$@")
 	local raw=$OUT/last-benchmark.txt cpu0 cpu1
 	RUNS=$((RUNS + 1))
-	cpu0=$(cpu_ticks "$(pid_of "$server")")
+	BENCH_TAIL=()
+	cpu0=$(cpu_ticks "$(pid_of "$inst")")
+	[[ -z $BENCH_BG ]] || "$BENCH_BG" start
 	if ! timeout "$RUN_TIMEOUT" "${cmd[@]}" >"$raw" 2>&1; then
 		tail -c 2000 "$raw" >&2 || true
 		die "redis-benchmark failed or timed out after ${RUN_TIMEOUT}s: ${cmd[*]}"
 	fi
+	[[ -z $BENCH_BG ]] || "$BENCH_BG" stop
 	if grep -q 'Error from server' "$raw"; then
 		grep -m3 'Error from server' "$raw" >&2
-		die "$server answered errors to: ${cmd[*]}"
+		die "$inst answered errors to: ${cmd[*]}"
 	fi
-	cpu1=$(cpu_ticks "$(pid_of "$server")")
+	cpu1=$(cpu_ticks "$(pid_of "$inst")")
 	local parsed
 	parsed=$(parse_bench "$raw") || die "cannot parse redis-benchmark output of: ${cmd[*]} (see $raw)"
 	local rps p50 p99 p999 secs cpu
 	read -r rps p50 p99 p999 secs <<<"$parsed"
 	cpu=$(awk -v t=$((cpu1 - cpu0)) -v hz="$CLK_TCK" 'BEGIN { printf "%.2f", t / hz }')
 	csv_row "$round" "$server" "$workload" "$pipeline" "$clients" "$rps" "$p50" "$p99" "$p999" \
-		"$phase" "$rkeys" "$requests" "$secs" "$cpu" "" "" "" ""
+		"$phase" "$rkeys" "$requests" "$secs" "$cpu" "" "" "" "" "${BENCH_TAIL[@]}"
 	record_cmd "$phase" "$server" "$workload" "$pipeline" "$clients" "$rkeys" "${cmd[*]}"
 	log "$(printf 'r%s %-6s %-9s %-16s P%-2s c%-4s %10s req/s  p50 %s p99 %s p99.9 %s ms  server CPU %ss/%ss' \
-		"$round" "$phase" "$server" "$workload" "$pipeline" "$clients" "$rps" "$p50" "$p99" "$p999" "$cpu" "$secs")"
+		"$round" "$phase" "$server" "$workload" "$pipeline" "$clients" "$rps" "$p50" "$p99" "$p999" "$cpu" "$secs")${BENCH_TAIL[2]:+  snapshots ${BENCH_TAIL[2]}}"
 }
 
 CLK_TCK=$(getconf CLK_TCK)
@@ -314,10 +357,11 @@ used_memory() {
 	rcli "$1" INFO memory | tr -d '\r' | awk -F: '$1 == "used_memory" { print $2 }'
 }
 
-# load_keys SERVER COUNT: create COUNT distinct keys with loadgen | redis-cli --pipe.
+# load_keys SERVER COUNT [INSTANCE]: create COUNT distinct keys with
+# loadgen | redis-cli --pipe (the loadgen mode is SERVER's).
 load_keys() {
 	local server=$1 count=$2 port log=$OUT/pipe-$1.log
-	port=$(port_of "$server")
+	port=$(port_of "${3:-$server}")
 	if ! timeout "$RUN_TIMEOUT" "${CLI_PIN[@]}" "$OUT/loadgen" -mode "$server" -n "$count" |
 		timeout "$RUN_TIMEOUT" "${CLI_PIN[@]}" redis-cli -h 127.0.0.1 -p "$port" --pipe >"$log" 2>&1; then
 		cat "$log" >&2
@@ -376,6 +420,23 @@ check_reply "1 " redis INCR check:3
 
 # ------------------------------------------------------------------ meta --
 
+# persist_fs: the file system the persistence part writes to (bench/out).
+persist_fs() {
+	local src fstype opts target
+	read -r target src fstype opts < <(findmnt -n -T "$OUT" -o TARGET,SOURCE,FSTYPE,OPTIONS)
+	echo "bench/out/persist on $fstype ($src mounted on $target, $opts)"
+}
+
+# sync_write_ms: what one small synchronous write costs on that disk: 500
+# writes of 4 KiB with O_DSYNC (dd oflag=dsync), mean per write.
+sync_write_ms() {
+	local f=$OUT/.sync-probe secs
+	secs=$(dd if=/dev/zero of="$f" bs=4096 count=500 oflag=dsync 2>&1 |
+		awk '{ for (i = 1; i < NF; i++) if ($i == "copied,") print $(i + 1) }')
+	rm -f "$f"
+	awk -v s="$secs" 'BEGIN { if (s == "") print "unknown"; else printf "%.3f ms per 4 KiB write+sync (dd oflag=dsync, mean of 500)\n", s * 1000 / 500 }'
+}
+
 {
 	echo "date: $(date -u '+%Y-%m-%d %H:%M UTC')"
 	echo "cpu: $(lscpu | sed -n 's/^Model name: *//p' | head -1)"
@@ -387,8 +448,12 @@ check_reply "1 " redis INCR check:3
 	echo "go: $(go version)"
 	echo "turnstile: $(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo unknown)$(git -C "$ROOT" diff --quiet HEAD -- . 2>/dev/null || echo ' (with local changes)')"
 	echo "pinning: $PINNING"
-	echo "settings: ROUNDS=$ROUNDS N=$N N_P16=$N_P16 KEYS=$KEYS SCALING=$SCALING SCALING_MAX=$SCALING_MAX"
+	echo "settings: ROUNDS=$ROUNDS N=$N N_P16=$N_P16 KEYS=$KEYS SCALING=$SCALING SCALING_MAX=$SCALING_MAX PERSIST=$PERSIST"
 	echo "main: -c $CLIENTS -r $RANDKEYS, FLUSHALL before every run"
+	if [[ $PERSIST == 1 ]]; then
+		echo "persistence files: $(persist_fs)"
+		echo "disk sync writes: $(sync_write_ms)"
+	fi
 	echo "load average at start: $(cut -d' ' -f1-3 /proc/loadavg)"
 } >"$OUT/meta.txt"
 
@@ -465,6 +530,336 @@ if [[ $SCALING == 1 ]]; then
 		done
 	done
 	log "scaling done in $((SECONDS - T0)) s"
+fi
+
+# ----------------------------------------------------------- persistence --
+
+# Issue 4's proof bullets: throughput with the append-only log against no
+# persistence, snapshot and load times, p99 while snapshots run. Data
+# directories are fresh, under bench/out/persist: on the disk the repository
+# is on, not a tmpfs, since fsync is what is being measured.
+PDIR=$OUT/persist
+PLOG=$OUT/persist-logs
+
+# start_inst NAME KIND WAIT LOG ARGS...: start a Turnstile (KIND turnstile,
+# --loglevel notice, so that it logs its load times) or redis-server
+# instance named NAME, pinned like the main servers, with ARGS. WAIT ping:
+# wait for PONG (empty data directory). WAIT load: time from just before the
+# start until EXISTS key:000000000000 stops answering LOADING, into
+# LOAD_SECS (the key must exist). INST_CMD is the command line, for the report.
+start_inst() {
+	local name=$1 kind=$2 mode=$3 logf=$4
+	shift 4
+	stop_inst "$name"
+	local try port pid t0 out cmd
+	for try in 1 2 3; do
+		port=$(free_port)
+		if [[ $kind == turnstile ]]; then
+			cmd=("$OUT/turnstile" --port "$port" --bind 127.0.0.1 --loglevel notice "$@")
+		else
+			cmd=(redis-server --port "$port" --bind 127.0.0.1 --daemonize no --maxclients 10000 --logfile "$logf" "$@")
+		fi
+		INST_CMD=$(printf '%q ' "${SRV_PIN[@]}" "${cmd[@]}")
+		INST_CMD=${INST_CMD//$ROOT\//}
+		INST_CMD=${INST_CMD% }
+		t0=$(date +%s%N)
+		"${SRV_PIN[@]}" "${cmd[@]}" >>"$logf" 2>&1 &
+		pid=$!
+		IPID[$name]=$pid
+		IPORT[$name]=$port
+		if [[ $mode == ping ]]; then
+			wait_ready "$port" "$pid" && return 0
+		elif out=$(timeout "$LOAD_TIMEOUT" "$OUT/persistctl" ready -port "$port" -since "$t0" -pid "$pid" \
+			-timeout "${LOAD_TIMEOUT}s" 2>>"$logf"); then
+			[[ ${out#* } == 1 ]] || die "$name: key:000000000000 missing after loading (EXISTS replied '${out#* }')"
+			LOAD_SECS=${out%% *}
+			return 0
+		fi
+		stop_inst "$name"
+	done
+	die "$name ($kind) did not start (see $logf)"
+}
+
+# stop_inst NAME: SIGTERM (neither server saves on it: --save ''; both
+# flush their log), up to RUN_TIMEOUT s to exit, then SIGKILL.
+stop_inst() {
+	local pid=${IPID[$1]:-} i
+	[[ -n $pid ]] || return 0
+	unset "IPID[$1]" "IPORT[$1]"
+	kill "$pid" 2>/dev/null || return 0
+	for ((i = 0; i < RUN_TIMEOUT * 10; i++)); do
+		kill -0 "$pid" 2>/dev/null || break
+		sleep 0.1
+	done
+	kill -9 "$pid" 2>/dev/null || true
+	wait "$pid" 2>/dev/null || true
+}
+
+# dir_bytes DIR: bytes in the regular files under DIR.
+dir_bytes() {
+	find "$1" -type f -printf '%s\n' | awk '{ s += $1 } END { print s + 0 }'
+}
+
+# fresh_dir NAME: an empty data directory for instance NAME.
+fresh_dir() {
+	rm -rf "${PDIR:?}/$1"
+	mkdir -p "$PDIR/$1"
+	echo "$PDIR/$1"
+}
+
+# server_load_secs KIND LOG: the load time the server logged on its last start.
+server_load_secs() {
+	if [[ $1 == turnstile ]]; then
+		grep -E 'msg="(snapshot|append-only log) loaded"' "$2" | tail -1 | sed -n 's/.* seconds=\([0-9.e+-]*\).*/\1/p'
+	else
+		sed -n 's/.*DB loaded from [a-z ]*: \([0-9.]*\) seconds.*/\1/p' "$2" | tail -1
+	fi
+}
+
+secs_since() { awk -v a="$1" -v b="$(date +%s%N)" 'BEGIN { printf "%.3f", (b - a) / 1e9 }'; }
+
+inst_of() { echo "${1:0:1}-$2"; } # inst_of turnstile rdb -> t-rdb
+
+# The policies of part 1: label and flags (both servers take the same ones).
+PCONFIGS=(none everysec always)
+pcfg_label() {
+	case $1 in
+	none) echo "appendonly no" ;;
+	*) echo "appendfsync $1" ;;
+	esac
+}
+pcfg_args() {
+	case $1 in
+	none) echo "--appendonly no" ;;
+	*) echo "--appendonly yes --appendfsync $1" ;;
+	esac
+}
+
+# Part 1: throughput with each policy, as a ratio to no persistence in the
+# same round. Every round starts six fresh instances (Turnstile and Redis,
+# three policies each, on fresh directories) and runs each workload on the
+# three policies back to back, rotating which goes first.
+persist_throughput() {
+	local round cfg kind inst dir i j pipeline requests server name args argv cargs
+	local wls=("turnstile|CL.THROTTLE|CL.THROTTLE key:__rand_int__ 15 30 60"
+		"redis|INCR|INCR key:__rand_int__"
+		"turnstile|INCR|INCR key:__rand_int__")
+	for round in $(seq 1 "$ROUNDS"); do
+		for cfg in "${PCONFIGS[@]}"; do
+			for kind in turnstile redis; do
+				inst=$(inst_of "$kind" "$cfg")
+				dir=$(fresh_dir "$inst")
+				read -ra cargs <<<"$(pcfg_args "$cfg")"
+				start_inst "$inst" "$kind" ping "$PLOG/$inst-r$round.log" --dir "$dir" --save '' "${cargs[@]}"
+				record_cmd persist "$kind" "server [$(pcfg_label "$cfg")]" "" "" "" "$INST_CMD"
+			done
+		done
+		log "persistence r$round: servers $(for i in "${!IPID[@]}"; do printf '%s=%s ' "$i" "${IPORT[$i]}"; done)"
+		for pipeline in 1 16; do
+			requests=$N
+			((pipeline == 1)) || requests=$N_P16
+			for i in 0 1 2; do
+				IFS='|' read -r server name args <<<"${wls[$(((i + round - 1) % 3))]}"
+				read -ra argv <<<"$args"
+				for j in 0 1 2; do
+					cfg=${PCONFIGS[$(((j + round - 1) % 3))]}
+					BENCH_INST=$(inst_of "$server" "$cfg")
+					bench "$round" persist "$server" "$name [$(pcfg_label "$cfg")]" "$pipeline" "$CLIENTS" \
+						"$requests" "$RANDKEYS" flush "${argv[@]}"
+				done
+				BENCH_INST=
+			done
+		done
+		for cfg in "${PCONFIGS[@]}"; do
+			for kind in turnstile redis; do
+				inst=$(inst_of "$kind" "$cfg")
+				stop_inst "$inst"
+				rm -rf "${PDIR:?}/$inst"
+			done
+		done
+	done
+}
+
+# load_into KIND INST COUNT PHASE: load COUNT keys into instance INST and
+# record the command.
+load_into() {
+	local what="CL.THROTTLE key:%012d 0 1 3600"
+	[[ $1 == turnstile ]] || what="SET key:%012d <19-digit ns> PX 3600000"
+	record_cmd "$4" "$1" "load keys" "" "" "$3" \
+		"${CLI_PIN[*]} bench/out/loadgen -mode $1 -n $3 | ${CLI_PIN[*]} redis-cli -h 127.0.0.1 -p ${IPORT[$2]} --pipe   # $what"
+	local t0
+	t0=$(date +%s%N)
+	load_keys "$1" "$3" "$2"
+	log "$2: loaded $3 keys in $(secs_since "$t0") s"
+}
+
+# restart_timed KIND INST DIR LOGNAME WORKLOAD ROUND KEYS ARGS...: stop INST,
+# restart it on DIR with ARGS, time the load and write a CSV row: restart
+# until ready, the server's own load time, bytes of DIR.
+restart_timed() {
+	local kind=$1 inst=$2 dir=$3 logf=$PLOG/$4.log workload=$5 round=$6 keys=$7
+	shift 7
+	stop_inst "$inst"
+	local bytes srv dbsize
+	bytes=$(dir_bytes "$dir")
+	: >"$logf"
+	start_inst "$inst" "$kind" load "$logf" --dir "$dir" "$@"
+	srv=$(server_load_secs "$kind" "$logf")
+	dbsize=$(rcli "$inst" DBSIZE)
+	[[ $dbsize == "$keys" ]] || die "$inst holds $dbsize keys after loading, want $keys (see $logf)"
+	csv_row "$round" "$kind" "$workload" "" "" "" "" "" "" snapshot "$keys" "$keys" "$LOAD_SECS" "" "" "" "" "" \
+		"$bytes" "$srv"
+	record_cmd snapshot "$kind" "$workload" "" "" "$keys" \
+		"kill -TERM <pid>; $INST_CMD  # then EXISTS key:000000000000 until not LOADING (bench/out/persistctl ready)"
+	log "r$round $inst $keys keys: $workload: ready after $LOAD_SECS s (server log: ${srv:-?} s), files $bytes B"
+}
+
+# Part 2a: SAVE and restart from the snapshot, KEYS keys, ROUNDS times each.
+persist_snapshot() {
+	local k=$1 round kind inst dir t0 reply secs file order
+	for kind in turnstile redis; do
+		inst=$(inst_of "$kind" rdb)
+		dir=$(fresh_dir "$inst")
+		start_inst "$inst" "$kind" ping "$PLOG/$inst-$k.log" --dir "$dir" --save '' --appendonly no
+		record_cmd snapshot "$kind" "server [snapshot]" "" "" "$k" "$INST_CMD"
+		load_into "$kind" "$inst" "$k" snapshot
+	done
+	for round in $(seq 1 "$ROUNDS"); do
+		order=(turnstile redis)
+		((round % 2)) || order=(redis turnstile)
+		for kind in "${order[@]}"; do
+			inst=$(inst_of "$kind" rdb)
+			file=$PDIR/$inst/dump.rdb
+			[[ $kind == redis ]] || file=$PDIR/$inst/dump.tsr
+			t0=$(date +%s%N)
+			reply=$(timeout "$RUN_TIMEOUT" redis-cli -h 127.0.0.1 -p "${IPORT[$inst]}" SAVE)
+			secs=$(secs_since "$t0")
+			[[ $reply == OK ]] || die "SAVE on $inst replied '$reply'"
+			csv_row "$round" "$kind" SAVE "" "" "" "" "" "" snapshot "$k" "$k" "$secs" "" "" "" "" "" \
+				"$(stat -c %s "$file")"
+			record_cmd snapshot "$kind" SAVE "" "" "$k" \
+				"timeout $RUN_TIMEOUT redis-cli -h 127.0.0.1 -p ${IPORT[$inst]} SAVE   # wall clock around it (date +%s%N)"
+			log "r$round $inst $k keys: SAVE $secs s, $(stat -c %s "$file") B"
+		done
+		for kind in "${order[@]}"; do
+			inst=$(inst_of "$kind" rdb)
+			restart_timed "$kind" "$inst" "$PDIR/$inst" "$inst-$k-r$round" "load snapshot" "$round" "$k" \
+				--save '' --appendonly no
+		done
+	done
+}
+
+# bgsave_loop start|stop: BENCH_BG hook that keeps BGSAVE running on
+# BENCH_INST for the whole redis-benchmark run (bench/out/persistctl
+# bgsave-loop: BGSAVE, wait for rdb_bgsave_in_progress:0, repeat).
+bgsave_loop() {
+	local out=$OUT/bgsave-loop.txt
+	if [[ $1 == start ]]; then
+		timeout "$RUN_TIMEOUT" "${CLI_PIN[@]}" "$OUT/persistctl" bgsave-loop -port "$(port_of "$BENCH_INST")" \
+			-timeout "${RUN_TIMEOUT}s" >"$out" 2>&1 &
+		BG_PID=$!
+		return
+	fi
+	kill -TERM "$BG_PID" 2>/dev/null || true
+	wait "$BG_PID" || { cat "$out" >&2; die "BGSAVE loop on $BENCH_INST failed"; }
+	BG_PID=
+	local n
+	n=$(sed -n 's/^snapshots \([0-9]*\) .*/\1/p' "$out")
+	[[ -n $n ]] || { cat "$out" >&2; die "BGSAVE loop on $BENCH_INST printed no count"; }
+	((n > 0)) || die "no BGSAVE completed on $BENCH_INST during the run: make the run longer (N)"
+	BENCH_TAIL=("" "" "$n")
+}
+
+# Part 3: p99 at -P 1 with KEYS keys loaded, idle and while snapshots run
+# back to back. Calls that write loaded keys: Turnstile CL.THROTTLE with a
+# limit every call passes (like the key-scaling part), Redis INCR on the
+# loaded values.
+persist_snaplat() {
+	local k=$1 round kind inst state states
+	for round in $(seq 1 "$ROUNDS"); do
+		states=(idle "BGSAVE loop")
+		((round % 2)) || states=("BGSAVE loop" idle)
+		for kind in turnstile redis; do
+			BENCH_INST=$(inst_of "$kind" rdb)
+			for state in "${states[@]}"; do
+				[[ $state == idle ]] || BENCH_BG=bgsave_loop
+				if [[ $kind == turnstile ]]; then
+					bench "$round" snaplat turnstile "CL.THROTTLE [$state]" 1 "$CLIENTS" "$N" "$k" keep \
+						CL.THROTTLE key:__rand_int__ 1000000 1 3600
+				else
+					bench "$round" snaplat redis "INCR [$state]" 1 "$CLIENTS" "$N" "$k" keep \
+						INCR key:__rand_int__
+				fi
+				BENCH_BG=
+			done
+		done
+		BENCH_INST=
+	done
+	record_cmd snaplat turnstile "BGSAVE loop" "" "" "$k" \
+		"${CLI_PIN[*]} bench/out/persistctl bgsave-loop -port <port>   # during the [BGSAVE loop] runs; SIGTERM after"
+}
+
+# Part 2b: the append-only log. Load KEYS keys with the log on (everysec, no
+# automatic rewrite), restart once on the log as written, then ROUNDS times:
+# BGREWRITEAOF (until aof_rewrite_in_progress:0), restart on the rewritten log.
+persist_aof() {
+	local k=$1 round kind inst dir secs order
+	local args=(--save '' --appendonly yes --appendfsync everysec --auto-aof-rewrite-percentage 0)
+	for kind in turnstile redis; do
+		inst=$(inst_of "$kind" aof)
+		dir=$(fresh_dir "$inst")
+		start_inst "$inst" "$kind" ping "$PLOG/$inst-$k.log" --dir "$dir" "${args[@]}"
+		record_cmd snapshot "$kind" "server [append-only log]" "" "" "$k" "$INST_CMD"
+		load_into "$kind" "$inst" "$k" snapshot
+	done
+	for kind in turnstile redis; do
+		inst=$(inst_of "$kind" aof)
+		restart_timed "$kind" "$inst" "$PDIR/$inst" "$inst-$k-written" "load AOF (as written)" 1 "$k" "${args[@]}"
+	done
+	for round in $(seq 1 "$ROUNDS"); do
+		order=(turnstile redis)
+		((round % 2)) || order=(redis turnstile)
+		for kind in "${order[@]}"; do
+			inst=$(inst_of "$kind" aof)
+			secs=$(timeout "$RUN_TIMEOUT" "$OUT/persistctl" rewrite -port "${IPORT[$inst]}" -timeout "${RUN_TIMEOUT}s") ||
+				die "BGREWRITEAOF on $inst failed"
+			csv_row "$round" "$kind" BGREWRITEAOF "" "" "" "" "" "" snapshot "$k" "$k" "$secs"
+			record_cmd snapshot "$kind" BGREWRITEAOF "" "" "$k" \
+				"bench/out/persistctl rewrite -port ${IPORT[$inst]}   # BGREWRITEAOF, then INFO persistence until aof_rewrite_in_progress:0"
+			log "r$round $inst $k keys: BGREWRITEAOF $secs s"
+		done
+		for kind in "${order[@]}"; do
+			inst=$(inst_of "$kind" aof)
+			restart_timed "$kind" "$inst" "$PDIR/$inst" "$inst-$k-r$round" "load AOF (rewritten)" "$round" "$k" "${args[@]}"
+		done
+	done
+}
+
+if [[ $PERSIST == 1 ]]; then
+	T0=$SECONDS
+	# The main servers are not needed any more.
+	stop_pid "$TPID"
+	stop_pid "$RPID"
+	TPID= RPID=
+	rm -rf "${PDIR:?}" "${PLOG:?}"
+	mkdir -p "$PDIR" "$PLOG"
+	persist_throughput
+	# Snapshot and log timings at KEYS keys (10^6 by default), and at 10^7
+	# with SCALING_MAX=7; the latency part at KEYS keys.
+	pcounts=("$KEYS")
+	((SCALING_MAX == 7 && KEYS < 10000000)) && pcounts+=(10000000)
+	for k in "${pcounts[@]}"; do
+		persist_snapshot "$k"
+		((k == KEYS)) && persist_snaplat "$k"
+		stop_inst t-rdb
+		stop_inst r-rdb
+		rm -rf "${PDIR:?}"/?-rdb
+		persist_aof "$k"
+		stop_inst t-aof
+		stop_inst r-aof
+		rm -rf "${PDIR:?}"/?-aof
+	done
+	log "persistence done in $((SECONDS - T0)) s"
 fi
 
 cleanup

@@ -12,7 +12,9 @@ import (
 )
 
 // row is one line of results.csv: one redis-benchmark run (rps and
-// latencies) or one memory measurement (RSS and used_memory around a load).
+// latencies), one memory measurement (RSS and used_memory around a load), or
+// one timed persistence operation (SAVE, a restart's load, BGREWRITEAOF:
+// seconds, file size, the load time the server logged).
 type row struct {
 	round     int
 	server    string
@@ -32,6 +34,10 @@ type row struct {
 	rssAfter  float64
 	memBefore float64
 	memAfter  float64
+	// Persistence part (PERSIST=1); optional columns.
+	fileBytes  float64 // snapshot or log size
+	serverSecs float64 // load time the server logged
+	bgsaves    int     // snapshots completed during a benchmark run
 }
 
 // rssPerKey and heapPerKey are the growth per loaded key, in bytes.
@@ -76,6 +82,12 @@ func readCSV(path string) ([]row, error) {
 			return nil, fmt.Errorf("%s: no column %q", path, need)
 		}
 	}
+	opt := func(rec []string, name string) string {
+		if i, ok := col[name]; ok && i < len(rec) {
+			return rec[i]
+		}
+		return ""
+	}
 	var rows []row
 	for line := 2; ; line++ {
 		rec, err := cr.Read()
@@ -87,7 +99,7 @@ func readCSV(path string) ([]row, error) {
 		}
 		var perr error
 		num := func(name string) float64 {
-			s := strings.TrimSpace(rec[col[name]])
+			s := strings.TrimSpace(opt(rec, name))
 			if s == "" {
 				return 0
 			}
@@ -116,6 +128,10 @@ func readCSV(path string) ([]row, error) {
 			rssAfter:  num("rss_after"),
 			memBefore: num("used_before"),
 			memAfter:  num("used_after"),
+
+			fileBytes:  num("file_bytes"),
+			serverSecs: num("server_s"),
+			bgsaves:    int(num("bgsaves")),
 		}
 		if perr != nil {
 			return nil, perr

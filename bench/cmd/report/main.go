@@ -75,6 +75,8 @@ func run(csvPath, metaPath, cmdPath, dir string) error {
 		chartMain:  mainChart(res),
 		chartConns: connsChart(res),
 		chartKeys:  keysChart(res),
+
+		chartPersist: persistChart(res),
 	}
 	for name, svg := range charts {
 		p := filepath.Join(dir, name)
@@ -219,11 +221,16 @@ func markdown(res results, m meta, cmds []command, charts map[string]string) str
 	mainTables(&b, res, charts)
 	memoryTable(&b, res)
 	scalingTables(&b, res, charts)
+	persistSection(&b, res, m, cmds, charts)
 
 	w("## Commands\n\n")
 	w("Exactly as run (ports are the free loopback ports of this run). Every main and connection-scaling run\n")
 	w("is preceded by `FLUSHALL`; the key-scaling runs keep the keys loaded just before them.\n")
-	w("The Lua scripts are `bench/lua/gcra.lua` and `bench/lua/token_bucket.lua`, loaded with `SCRIPT LOAD`.\n\n")
+	w("The Lua scripts are `bench/lua/gcra.lua` and `bench/lua/token_bucket.lua`, loaded with `SCRIPT LOAD`.\n")
+	if hasPhase(res, "persist", "snapshot", "snaplat") {
+		w("The persistence part's commands are in its own section above.\n")
+	}
+	w("\n")
 	phases := []struct{ phase, title string }{
 		{"main", "Main table"}, {"memory", "Memory per key"}, {"keys", "Scaling: live keys"}, {"conns", "Scaling: connections"},
 	}

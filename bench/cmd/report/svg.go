@@ -64,7 +64,7 @@ func niceTicks(max float64) []float64 {
 	return ticks
 }
 
-// short formats an axis value: 1.2M, 350k, 64.
+// short formats an axis value: 1.2M, 350k, 64, 0.85.
 func short(v float64) string {
 	a := math.Abs(v)
 	switch {
@@ -72,8 +72,10 @@ func short(v float64) string {
 		return trimZero(fmt.Sprintf("%.2f", v/1e6)) + "M"
 	case a >= 1e3:
 		return trimZero(fmt.Sprintf("%.1f", v/1e3)) + "k"
-	default:
+	case a >= 10:
 		return trimZero(fmt.Sprintf("%.1f", v))
+	default:
+		return trimZero(fmt.Sprintf("%.2f", v))
 	}
 }
 
@@ -121,15 +123,26 @@ type barSeries struct {
 	values []spread // one per category; n == 0 means no bar
 }
 
+// refLine is a dashed horizontal line across a bar chart (a target).
+type refLine struct {
+	value float64
+	color string
+	label string
+}
+
 // barChart draws one group of bars per category, one bar per series, with
-// the median as the bar, a min-max whisker and the value on top.
-func barChart(title, subtitle, yLabel string, categories []string, series []barSeries) string {
+// the median as the bar, a min-max whisker and the value on top, and any
+// reference lines.
+func barChart(title, subtitle, yLabel string, categories []string, series []barSeries, refs ...refLine) string {
 	d := newSVG(title, subtitle)
 	max := 0.0
 	for _, s := range series {
 		for _, v := range s.values {
 			max = math.Max(max, v.max)
 		}
+	}
+	for _, r := range refs {
+		max = math.Max(max, r.value)
 	}
 	y := d.yAxis(max, yLabel)
 	plotW := float64(chartW - marginL - marginR)
@@ -153,17 +166,22 @@ func barChart(title, subtitle, yLabel string, categories []string, series []barS
 			}
 			d.f(`<text x="%.1f" y="%.1f" text-anchor="middle" font-size="10">%s</text>`+"\n", cx, y(v.max)-4, short(v.med))
 		}
-		lines := strings.SplitN(cat, "\n", 2)
-		for li, l := range lines {
+		for li, l := range strings.Split(cat, "\n") {
 			d.f(`<text x="%.1f" y="%d" text-anchor="middle">%s</text>`+"\n", gx+groupW*0.4, chartH-marginB+18+14*li, esc(l))
 		}
 	}
-	names := make([]string, len(series))
-	colors := make([]string, len(series))
-	for i, s := range series {
-		names[i], colors[i] = s.name, s.color
+	// Reference lines go over the bars; the legend names them.
+	var names, colors []string
+	var dashed []bool
+	for _, s := range series {
+		names, colors, dashed = append(names, s.name), append(colors, s.color), append(dashed, false)
 	}
-	d.legend(names, colors, nil)
+	for _, r := range refs {
+		d.f(`<line x1="%d" x2="%d" y1="%.1f" y2="%.1f" stroke="%s" stroke-width="1.5" stroke-dasharray="6 4"/>`+"\n",
+			marginL, chartW-marginR, y(r.value), y(r.value), r.color)
+		names, colors, dashed = append(names, r.label), append(colors, r.color), append(dashed, true)
+	}
+	d.legend(names, colors, dashed)
 	return d.end()
 }
 
