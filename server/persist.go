@@ -48,6 +48,24 @@ func (s *Server) snapshotPath() string {
 	return filepath.Join(s.cfg.Persist.Dir, s.cfg.Persist.DBFilename)
 }
 
+// openLog opens the append-only log, without reading it, when appendonly
+// is on. It runs before loading starts, so the log is set before any
+// command (INFO included) can look at it.
+func (s *Server) openLog() error {
+	if !s.cfg.Persist.AppendOnly {
+		return nil
+	}
+	lg, err := persistence.OpenLog(persistence.LogConfig{
+		Dir: s.cfg.Persist.Dir, Name: s.cfg.Persist.AppendFilename, Fsync: s.cfg.Persist.AppendFsync, FS: s.cfg.Persist.FS,
+	})
+	if err != nil {
+		return fmt.Errorf("open append-only log: %w", err)
+	}
+	s.persist.log = lg
+	s.aof = lg
+	return nil
+}
+
 // loadData loads the dataset at start-up: the append-only log when
 // appendonly is on (as Redis does), otherwise the snapshot, if any. Keys
 // whose expiry has passed are dropped. Then it opens the log for writing.
@@ -59,23 +77,15 @@ func (s *Server) loadData() error {
 		_, err := s.loadSnapshot(now)
 		return err
 	}
-	lg, err := persistence.OpenLog(persistence.LogConfig{
-		Dir: s.cfg.Persist.Dir, Name: s.cfg.Persist.AppendFilename, Fsync: s.cfg.Persist.AppendFsync, FS: s.cfg.Persist.FS,
-	})
-	if err != nil {
-		return fmt.Errorf("open append-only log: %w", err)
-	}
+	lg := p.log
 	info, err := lg.Load(func(e persistence.Effect) error { return s.applyEffect(e, now) })
 	if err != nil {
-		lg.Close()
 		return fmt.Errorf("load append-only log: %w", err)
 	}
 	if info.TornTail {
 		s.log.Warn("append-only log had a torn last record (crash during a write); cut it off",
 			"file", info.TornFile, "offset", info.TornOffset)
 	}
-	p.log = lg
-	s.aof = lg
 	if info.Files == 0 {
 		// No log yet (appendonly was just turned on): start from the
 		// snapshot, if any, and make it the log's first base, as Redis does.
@@ -148,33 +158,45 @@ func (s *Server) applyEffect(e persistence.Effect, now int64) error {
 
 // dumpThrottle keeps a dump from starving clients when the server has one
 // P (GOMAXPROCS=1, e.g. pinned to one core): after every chunk of keys it
-// sleeps a multiple of the time the chunk took. runtime.Gosched would not do: the scheduler runs
-// a runnable goroutine (the dump) before it polls the network, so waiting
-// clients would be seen only by sysmon, every 10 ms. With more Ps, idle ones
-// poll the network and the dump runs unthrottled.
+// sleeps a multiple of the time the chunk took, so a dump takes at most a
+// quarter of the CPU while clients are busy. runtime.Gosched would not do:
+// the scheduler runs a runnable goroutine (the dump) before it polls the
+// network, so waiting clients would be seen only by sysmon, every 10 ms.
+// When no command ran during a pause, the next chunk doubles (a sleep costs
+// about 1 ms, the timer's resolution), so an idle server dumps at nearly
+// full speed. With more Ps, idle ones poll the network and the dump runs
+// unthrottled.
 type dumpThrottle struct {
+	s     *Server
 	on    bool
 	n     int
+	size  int // keys in the current chunk
 	chunk time.Time
 }
 
-// A dump writes dumpChunk keys (~0.1 ms), then pauses dumpPause times as
-// long as that took: at most a quarter of the CPU while clients are busy.
+// Chunk sizes (512 keys is ~0.1 ms of work) and the pause factor.
 const (
-	dumpChunk = 512
-	dumpPause = 3
+	dumpChunkMin = 512
+	dumpChunkMax = 64 << 10
+	dumpPause    = 3
 )
 
-func (t *dumpThrottle) start() {
-	t.on = runtime.GOMAXPROCS(0) == 1
-	t.chunk = time.Now()
+func (t *dumpThrottle) start(s *Server) {
+	*t = dumpThrottle{s: s, on: runtime.GOMAXPROCS(0) == 1, size: dumpChunkMin, chunk: time.Now()}
 }
 
 func (t *dumpThrottle) step() {
-	if t.n++; !t.on || t.n%dumpChunk != 0 {
+	if t.n++; !t.on || t.n < t.size {
 		return
 	}
+	t.n = 0
+	before := t.s.stats.totalCommands()
 	time.Sleep(dumpPause * time.Since(t.chunk))
+	if t.s.stats.totalCommands() == before {
+		t.size = min(2*t.size, dumpChunkMax) // nobody waited: work longer
+	} else {
+		t.size = dumpChunkMin
+	}
 	t.chunk = time.Now()
 }
 
@@ -190,7 +212,7 @@ func (s *Server) dump(emit persistence.EmitFunc) error {
 	}
 	all.unlock(s)
 	var th dumpThrottle
-	th.start()
+	th.start(s)
 	for dbi, db := range s.dbs {
 		for i := 0; i < db.NumShards(); i++ {
 			err := db.SnapshotShard(i).ForEach(now, func(k []byte, e shards.Entry) error {

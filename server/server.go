@@ -170,6 +170,10 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 
 	// Load in the background while accepting: clients get LOADING until
 	// the dataset is in memory. A damaged file stops the server.
+	if err := s.openLog(); err != nil {
+		s.Close()
+		return err
+	}
 	s.persist.loading.Store(true)
 	s.goFunc(func() {
 		if err := s.loadData(); err != nil {
@@ -219,6 +223,9 @@ func (s *Server) Ready() <-chan struct{} { return s.ready }
 func (s *Server) finish() error {
 	s.wg.Wait()
 	if p := s.loadErr.Load(); p != nil {
+		if s.persist.log != nil {
+			s.persist.log.Close()
+		}
 		return *p
 	}
 	return s.closePersistence()
