@@ -16,28 +16,17 @@ import (
 const testEpoch = int64(1_700_000_000_000_000_000)
 
 // newTestServer starts a server on a free loopback port with a manual clock
-// and returns it; it is closed when the test ends. mod may adjust the config.
+// and returns it once loaded; it is closed when the test ends. mod may
+// adjust the config.
 func newTestServer(t testing.TB, mod ...func(*Config)) (*Server, string, *clock.Manual) {
 	t.Helper()
 	clk := clock.NewManual(testEpoch)
-	cfg := DefaultConfig()
-	cfg.Port = 0
-	cfg.Shards = 16
-	cfg.Clock = clk
-	cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
-	for _, m := range mod {
-		m(&cfg)
-	}
-	s, err := New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ln, err := s.Listen()
-	if err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- s.Serve(context.Background(), ln) }()
+	s, addr, done := startServer(t, func(c *Config) {
+		c.Clock = clk
+		for _, m := range mod {
+			m(c)
+		}
+	})
 	select {
 	case <-s.Ready():
 	case err := <-done:
@@ -56,7 +45,30 @@ func newTestServer(t testing.TB, mod ...func(*Config)) (*Server, string, *clock.
 			t.Errorf("server did not stop")
 		}
 	})
-	return s, ln.Addr().String(), clk
+	return s, addr, clk
+}
+
+// startServer builds a test config (free port, 16 shards, logs discarded),
+// lets mod adjust it, and runs Serve in a goroutine whose result arrives on
+// done. It does not wait for loading.
+func startServer(t testing.TB, mod func(*Config)) (*Server, string, chan error) {
+	t.Helper()
+	cfg := DefaultConfig()
+	cfg.Port = 0
+	cfg.Shards = 16
+	cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	mod(&cfg)
+	s, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := s.Listen()
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- s.Serve(context.Background(), ln) }()
+	return s, ln.Addr().String(), done
 }
 
 // rawConn is a minimal RESP client for tests that need exact bytes.

@@ -1,7 +1,6 @@
 package server
 
 import (
-	"context"
 	"errors"
 	"os"
 	"path/filepath"
@@ -204,22 +203,11 @@ func TestCorruptLogRefusesToStart(t *testing.T) {
 	data[len(data)/2] ^= 0x40
 	os.WriteFile(incr[0], data, 0o644)
 
-	cfg := DefaultConfig()
-	cfg.Port = 0
-	cfg.Clock = r.clk
-	cfg.Persist.Dir = r.dir
-	cfg.Persist.AppendOnly = true
-	cfg.Logger = r.srv.cfg.Logger
-	s, err := New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ln, err := s.Listen()
-	if err != nil {
-		t.Fatal(err)
-	}
-	errc := make(chan error, 1)
-	go func() { errc <- s.Serve(context.Background(), ln) }()
+	s, _, errc := startServer(t, func(c *Config) {
+		c.Clock = r.clk
+		c.Persist.Dir = r.dir
+		c.Persist.AppendOnly = true
+	})
 	select {
 	case err := <-errc:
 		var ce *persistence.CorruptError
