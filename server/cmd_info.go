@@ -104,10 +104,17 @@ func infoMemory(s *Server, b *strings.Builder, _ int64) {
 		{Name: "/memory/classes/total:bytes"},
 	}
 	metrics.Read(samples)
-	heap := samples[0].Value.Uint64()
+	// Large slot arrays live in their own mappings outside the Go heap
+	// (shards/slotmem.go); they are data like the heap objects.
+	var mapped uint64
+	for _, db := range s.dbs {
+		mapped += uint64(db.MappedBytes())
+	}
+	used := samples[0].Value.Uint64() + mapped
 	rss := residentBytes()
-	field(b, "used_memory", heap)
-	field(b, "used_memory_human", humanBytes(heap))
+	field(b, "used_memory", used)
+	field(b, "used_memory_human", humanBytes(used))
+	field(b, "used_memory_mapped", mapped)
 	field(b, "used_memory_rss", rss)
 	field(b, "used_memory_rss_human", humanBytes(rss))
 	field(b, "go_memory_total", samples[1].Value.Uint64())

@@ -64,6 +64,21 @@ type reader struct {
 
 	args  [][]byte // result slice, reused
 	arena []byte   // storage for inline arguments, reused
+
+	// Requests parsed ahead by lookahead, complete and not yet returned by
+	// next: ahead[i%len(ahead)] for aheadLo <= i < aheadHi.
+	ahead            [maxLookahead]parsedReq
+	aheadLo, aheadHi int
+}
+
+// maxLookahead is how many requests lookahead can hold parsed ahead.
+const maxLookahead = 4
+
+// parsedReq is a complete multibulk request at buf[start:end]; offs holds
+// its arguments' start/end pairs relative to start.
+type parsedReq struct {
+	start, end int
+	offs       []int
 }
 
 func newReader(lim Limits) *reader {
@@ -72,6 +87,9 @@ func newReader(lim Limits) *reader {
 
 // fill reads more input from src, compacting or growing the buffer first.
 func (rd *reader) fill(src io.Reader) error {
+	// next has returned every request parsed ahead (it reads more only
+	// then); the buffer may now move.
+	rd.aheadLo, rd.aheadHi = 0, 0
 	if rd.r == rd.w {
 		rd.r, rd.w = 0, 0
 		if len(rd.buf) > 4*initialReadBuf && rd.argc < 0 {
@@ -109,6 +127,9 @@ func (rd *reader) fill(src io.Reader) error {
 // returned as ok with no arguments. unauth applies the stricter limits for
 // clients that have not authenticated yet.
 func (rd *reader) next(unauth bool) (args [][]byte, ok bool, err error) {
+	if rd.aheadLo < rd.aheadHi {
+		return rd.popAhead(), true, nil
+	}
 	if rd.r == rd.w {
 		return nil, false, nil
 	}
@@ -121,15 +142,9 @@ func (rd *reader) next(unauth bool) (args [][]byte, ok bool, err error) {
 func (rd *reader) nextMultibulk(unauth bool) ([][]byte, bool, error) {
 	data := rd.buf[rd.r:rd.w]
 	if rd.argc < 0 {
-		n, end, err := rd.header(data, "mbulk")
+		n, end, err := rd.multibulkHeader(data, unauth)
 		if err != nil || end == 0 {
 			return nil, false, err
-		}
-		if n > rd.lim.MaxMultibulk {
-			return nil, false, &ProtocolError{"invalid multibulk length"}
-		}
-		if unauth && n > rd.lim.MaxUnauthArgs {
-			return nil, false, &ProtocolError{"unauthenticated multibulk length"}
 		}
 		if n <= 0 {
 			rd.r += end
@@ -137,30 +152,11 @@ func (rd *reader) nextMultibulk(unauth bool) ([][]byte, bool, error) {
 		}
 		rd.argc, rd.pos, rd.offs = int(n), end, rd.offs[:0]
 	}
-	for len(rd.offs)/2 < rd.argc {
-		rest := data[rd.pos:]
-		if len(rest) == 0 {
-			return nil, false, nil
-		}
-		if rest[0] != '$' {
-			return nil, false, &ProtocolError{fmt.Sprintf("expected '$', got '%c'", rest[0])}
-		}
-		n, end, err := rd.header(rest, "bulk")
-		if err != nil || end == 0 {
-			return nil, false, err
-		}
-		if n < 0 || n > rd.lim.MaxBulkLen {
-			return nil, false, &ProtocolError{"invalid bulk length"}
-		}
-		if unauth && n > rd.lim.MaxUnauthBulk {
-			return nil, false, &ProtocolError{"unauthenticated bulk length"}
-		}
-		if int64(len(rest)) < int64(end)+n+2 {
-			return nil, false, nil
-		}
-		start := rd.pos + end
-		rd.offs = append(rd.offs, start, start+int(n))
-		rd.pos = start + int(n) + 2 // Redis skips the CRLF after a bulk unchecked
+	var done bool
+	var err error
+	rd.offs, rd.pos, done, err = rd.bulks(data, rd.argc, rd.offs, rd.pos, unauth)
+	if !done {
+		return nil, false, err
 	}
 	rd.args = rd.args[:0]
 	for i := 0; i < len(rd.offs); i += 2 {
@@ -169,6 +165,114 @@ func (rd *reader) nextMultibulk(unauth bool) ([][]byte, bool, error) {
 	rd.r += rd.pos
 	rd.argc, rd.pos = -1, 0
 	return rd.args, true, nil
+}
+
+// multibulkHeader parses the "*<n>" line at the start of data and checks n
+// against the limits.
+func (rd *reader) multibulkHeader(data []byte, unauth bool) (n int64, end int, err error) {
+	n, end, err = rd.header(data, "mbulk")
+	switch {
+	case err != nil || end == 0:
+		return 0, 0, err
+	case n > rd.lim.MaxMultibulk:
+		return 0, 0, &ProtocolError{"invalid multibulk length"}
+	case unauth && n > rd.lim.MaxUnauthArgs:
+		return 0, 0, &ProtocolError{"unauthenticated multibulk length"}
+	}
+	return n, end, nil
+}
+
+// bulks parses the bulk strings of a request of argc arguments in data,
+// resuming at pos with the start/end pairs of those already parsed in offs.
+// done is false while more input is needed (or on error).
+func (rd *reader) bulks(data []byte, argc int, offs []int, pos int, unauth bool) (_ []int, _ int, done bool, err error) {
+	for len(offs)/2 < argc {
+		rest := data[pos:]
+		if len(rest) == 0 {
+			return offs, pos, false, nil
+		}
+		if rest[0] != '$' {
+			return offs, pos, false, &ProtocolError{fmt.Sprintf("expected '$', got '%c'", rest[0])}
+		}
+		n, end, err := rd.header(rest, "bulk")
+		if err != nil || end == 0 {
+			return offs, pos, false, err
+		}
+		if n < 0 || n > rd.lim.MaxBulkLen {
+			return offs, pos, false, &ProtocolError{"invalid bulk length"}
+		}
+		if unauth && n > rd.lim.MaxUnauthBulk {
+			return offs, pos, false, &ProtocolError{"unauthenticated bulk length"}
+		}
+		if int64(len(rest)) < int64(end)+n+2 {
+			return offs, pos, false, nil
+		}
+		start := pos + end
+		offs = append(offs, start, start+int(n))
+		pos = start + int(n) + 2 // Redis skips the CRLF after a bulk unchecked
+	}
+	return offs, pos, true, nil
+}
+
+// lookahead parses up to k complete multibulk requests that follow the one
+// next returned last, without consuming them, and returns how many are
+// parsed ahead. next returns them later without parsing them again. It
+// stops early at an incomplete, inline, empty or malformed request (next
+// deals with those when it reaches them) and applies the stricter limits
+// of an unauthenticated client, so it never does more work than next would.
+func (rd *reader) lookahead(k int) int {
+	k = min(k, maxLookahead)
+	for rd.aheadHi-rd.aheadLo < k {
+		pos := rd.r
+		if rd.aheadHi > rd.aheadLo {
+			pos = rd.ahead[(rd.aheadHi-1)%maxLookahead].end
+		}
+		if rd.argc >= 0 || pos >= rd.w || rd.buf[pos] != '*' {
+			break
+		}
+		data := rd.buf[pos:rd.w]
+		n, end, err := rd.multibulkHeader(data, true)
+		if err != nil || end == 0 || n <= 0 {
+			break
+		}
+		p := &rd.ahead[rd.aheadHi%maxLookahead]
+		offs, stop, done, _ := rd.bulks(data, int(n), p.offs[:0], end, true)
+		p.offs = offs
+		if !done {
+			break
+		}
+		p.start, p.end = pos, pos+stop
+		rd.aheadHi++
+	}
+	return rd.aheadHi - rd.aheadLo
+}
+
+// aheadArg returns argument i of the j-th request parsed ahead (0 is the
+// one next returns next), or nil if there is no such argument.
+func (rd *reader) aheadArg(j, i int) []byte {
+	if j >= rd.aheadHi-rd.aheadLo {
+		return nil
+	}
+	p := &rd.ahead[(rd.aheadLo+j)%maxLookahead]
+	if 2*i+1 >= len(p.offs) {
+		return nil
+	}
+	return rd.buf[p.start+p.offs[2*i] : p.start+p.offs[2*i+1]]
+}
+
+// popAhead returns the oldest request parsed ahead as next would.
+func (rd *reader) popAhead() [][]byte {
+	p := &rd.ahead[rd.aheadLo%maxLookahead]
+	if rd.aheadLo++; rd.aheadLo == rd.aheadHi {
+		rd.aheadLo, rd.aheadHi = 0, 0
+	}
+	data := rd.buf[p.start:p.end]
+	rd.args = rd.args[:0]
+	for i := 0; i < len(p.offs); i += 2 {
+		rd.args = append(rd.args, data[p.offs[i]:p.offs[i+1]:p.offs[i+1]])
+	}
+	rd.r = p.end
+	return rd.args
 }
 
 // header parses a "*<n>\r\n" or "$<n>\r\n" line at the start of data. end is

@@ -3,6 +3,7 @@ package server
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -11,9 +12,17 @@ import (
 // (0: all at once) and returns the requests, joined by "|" between
 // arguments and "\n" between requests, plus the first error.
 func parseAll(input string, chunk int, lim Limits) (string, error) {
+	return parseAhead(input, chunk, lim, 0)
+}
+
+// parseAhead is parseAll calling lookahead(ahead) after every request, as
+// the connection loop does, and checking that each request parsed ahead is
+// the one next returns later.
+func parseAhead(input string, chunk int, lim Limits, ahead int) (string, error) {
 	rd := newReader(lim)
 	src := &chunkReader{data: []byte(input), chunk: chunk}
 	var out strings.Builder
+	var want []string // requests lookahead has shown, oldest first
 	for {
 		for {
 			args, ok, err := rd.next(false)
@@ -23,13 +32,25 @@ func parseAll(input string, chunk int, lim Limits) (string, error) {
 			if !ok {
 				break
 			}
-			for i, a := range args {
-				if i > 0 {
-					out.WriteByte('|')
+			got := string(bytes.Join(args, []byte("|")))
+			if len(want) > 0 {
+				if want[0] != got {
+					return out.String(), fmt.Errorf("lookahead showed %q, next returned %q", want[0], got)
 				}
-				out.Write(a)
+				want = want[1:]
 			}
+			out.WriteString(got)
 			out.WriteByte('\n')
+			if ahead > 0 {
+				n := rd.lookahead(ahead)
+				for j := len(want); j < n; j++ {
+					var parts [][]byte
+					for i := 0; rd.aheadArg(j, i) != nil; i++ {
+						parts = append(parts, rd.aheadArg(j, i))
+					}
+					want = append(want, string(bytes.Join(parts, []byte("|"))))
+				}
+			}
 		}
 		if err := rd.fill(src); err != nil {
 			return out.String(), nil
@@ -195,5 +216,48 @@ func FuzzReader(f *testing.F) {
 		if whole != pieces {
 			t.Fatalf("requests differ:\nwhole   %q\nchunked %q", whole, pieces)
 		}
+		ahead, err3 := parseAhead(string(data), int(chunk%16)+1, lim, int(chunk/16)%maxLookahead+1)
+		if (err1 == nil) != (err3 == nil) || (err1 != nil && err1.Error() != err3.Error()) {
+			t.Fatalf("errors differ: whole %v, with lookahead %v", err1, err3)
+		}
+		if whole != ahead {
+			t.Fatalf("requests differ:\nwhole          %q\nwith lookahead %q", whole, ahead)
+		}
 	})
+}
+
+// TestReaderLookahead checks lookahead against next on pipelines that mix
+// requests it parses ahead with those it must leave to next (inline, empty,
+// incomplete, over the unauthenticated limits, malformed).
+func TestReaderLookahead(t *testing.T) {
+	big := strings.Repeat("v", 20000) // over MaxUnauthBulk: not parsed ahead
+	inputs := []string{
+		"*2\r\n$3\r\nGET\r\n$1\r\na\r\n*2\r\n$3\r\nGET\r\n$1\r\nb\r\n*2\r\n$3\r\nGET\r\n$1\r\nc\r\n",
+		"*1\r\n$4\r\nPING\r\nPING\r\n*2\r\n$3\r\nGET\r\n$1\r\nx\r\n*0\r\n*1\r\n$4\r\nPING\r\n",
+		"*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$20000\r\n" + big + "\r\n*2\r\n$3\r\nGET\r\n$1\r\nk\r\n",
+		"*2\r\n$3\r\nGET\r\n$1\r\na\r\n*2\r\n$3\r\nGET\r\n$1\r\nb\r\n*2\r\n$3\r\nGET\r\n$x\r\n",
+		"*2\r\n$3\r\nGET\r\n$1\r\na\r\n*2\r\n$3\r\nGET\r\n$1\r\nb\r\n*2\r\n$3\r\nGE",
+	}
+	for _, in := range inputs {
+		whole, err1 := parseAll(in, 0, DefaultLimits)
+		for _, chunk := range []int{0, 1, 7, 30} {
+			for ahead := 1; ahead <= maxLookahead; ahead++ {
+				got, err2 := parseAhead(in, chunk, DefaultLimits, ahead)
+				if got != whole || fmt.Sprint(err1) != fmt.Sprint(err2) {
+					t.Fatalf("input %.60q chunk %d ahead %d:\n got %q, %v\nwant %q, %v", in, chunk, ahead, got, err2, whole, err1)
+				}
+			}
+		}
+	}
+	// The reader must actually parse ahead on a plain pipeline.
+	rd := newReader(DefaultLimits)
+	if err := rd.fill(strings.NewReader(inputs[0])); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok, _ := rd.next(false); !ok {
+		t.Fatal("no first request")
+	}
+	if n := rd.lookahead(2); n != 2 || string(rd.aheadArg(1, 1)) != "c" || rd.aheadArg(0, 2) != nil {
+		t.Fatalf("lookahead(2) = %d, second request's key %q", n, rd.aheadArg(1, 1))
+	}
 }

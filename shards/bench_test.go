@@ -89,3 +89,104 @@ func BenchmarkUpdateParallel(b *testing.B) {
 		})
 	})
 }
+
+// BenchmarkLookupLarge is a CL.THROTTLE-like read-modify-write of random
+// keys in maps too large for any cache, with slot arrays on the Go heap and
+// in huge-page mappings (slotmem.go). Run it with -benchtime=2000000x.
+func BenchmarkLookupLarge(b *testing.B) {
+	for _, n := range []int{1e5, 1e6, 1e7} {
+		for _, mapped := range []bool{false, true} {
+			b.Run(fmt.Sprintf("keys=%d/mapped=%v", n, mapped), func(b *testing.B) {
+				if n >= 1e7 && testing.Short() {
+					b.Skip("large")
+				}
+				m := New(128)
+				if !mapped {
+					for i := range m.shards {
+						m.shards[i].t.alloc = slotAlloc{}
+					}
+				}
+				key := []byte("key:000000000000")
+				setKey := func(v uint64) {
+					for j := len(key) - 1; j >= 4; j-- {
+						key[j] = byte('0' + v%10)
+						v /= 10
+					}
+				}
+				for i := range n {
+					setKey(uint64(i))
+					s := m.ShardOf(key)
+					m.Lock(s)
+					m.Put(key, IntEntry(1<<62, 1<<62))
+					m.Unlock(s)
+				}
+				x := uint64(88172645463325252)
+				b.ReportAllocs()
+				b.ResetTimer()
+				for range b.N {
+					x ^= x << 13
+					x ^= x >> 7
+					x ^= x << 17
+					setKey(x % uint64(n))
+					s := m.ShardOf(key)
+					m.Lock(s)
+					e, ref, ok := m.Lookup(key, 0)
+					if !ok {
+						b.Fatal("missing")
+					}
+					m.Set(ref, IntEntry(e.Int-1, e.Int-1))
+					m.Unlock(s)
+				}
+				b.StopTimer()
+				b.ReportMetric(float64(m.MappedBytes())/float64(n), "mappedB/key")
+			})
+		}
+	}
+}
+
+// BenchmarkPipelinePrefetch runs batches of 16 random-key read-modify-writes
+// (a pipelined CL.THROTTLE burst) with and without the two-stage prefetch.
+func BenchmarkPipelinePrefetch(b *testing.B) {
+	for _, n := range []int{1e3, 1e5, 1e6, 1e7} {
+		m := New(128)
+		keys := make([][]byte, n)
+		for i := range n {
+			keys[i] = fmt.Appendf(nil, "key:%012d", i)
+			s := m.ShardOf(keys[i])
+			m.Lock(s)
+			m.Put(keys[i], IntEntry(1<<62, 1<<62))
+			m.Unlock(s)
+		}
+		for _, pf := range []bool{false, true} {
+			b.Run(fmt.Sprintf("keys=%d/prefetch=%v", n, pf), func(b *testing.B) {
+				x := uint64(88172645463325252)
+				batch := make([][]byte, 16)
+				b.ReportAllocs()
+				b.ResetTimer()
+				for done := 0; done < b.N; done += len(batch) {
+					for j := range batch {
+						x ^= x << 13
+						x ^= x >> 7
+						x ^= x << 17
+						batch[j] = keys[x%uint64(n)]
+					}
+					for j, k := range batch {
+						if pf {
+							if j+2 < len(batch) {
+								m.PrefetchSlot(batch[j+2])
+							}
+							if j+1 < len(batch) {
+								m.PrefetchRecord(batch[j+1])
+							}
+						}
+						s := m.ShardOf(k)
+						m.Lock(s)
+						e, ref, _ := m.Lookup(k, 0)
+						m.Set(ref, IntEntry(e.Int-1, e.Int-1))
+						m.Unlock(s)
+					}
+				}
+			})
+		}
+	}
+}

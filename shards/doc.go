@@ -17,7 +17,15 @@
 // bytes, string values and stored expiries. A GCRA key (an integer whose
 // expiry equals its value) needs its slot plus its key bytes and nothing
 // else: about 50 bytes at 10^6 keys. The garbage collector never scans the
-// slots or the arena.
+// slots or the arena. A slot array of 1 MiB or more is mapped outside the Go
+// heap on huge pages (slotmem.go) and unmapped by the table as soon as it is
+// replaced, so it is never shared: frozen snapshot copies are heap clones.
+//
+// # Prefetching
+//
+// PrefetchSlot and PrefetchRecord (prefetch.go) let a connection that has
+// pipelined requests waiting start the cache misses of the next keys early.
+// They lock the key's shard briefly, like a lookup, and change nothing.
 //
 // # Locking rules
 //

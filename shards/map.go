@@ -23,6 +23,7 @@ type Map struct {
 
 	expiredKeys atomic.Int64  // keys removed because their expiry passed
 	expireNext  atomic.Uint64 // next shard the active expiry cycle visits
+	mapped      atomic.Int64  // bytes of slot arrays mapped outside the Go heap
 }
 
 // shard is one stripe. Fields other than the atomics are guarded by mu.
@@ -49,8 +50,16 @@ func New(n int) *Map {
 		n = MaxShards
 	}
 	n = 1 << bits.Len(uint(n-1))
-	return &Map{shards: make([]shard, n), mask: uint64(n - 1), seed: rand.Uint64()}
+	m := &Map{shards: make([]shard, n), mask: uint64(n - 1), seed: rand.Uint64()}
+	for i := range m.shards {
+		m.shards[i].t.alloc = slotAlloc{mapped: &m.mapped}
+	}
+	return m
 }
+
+// MappedBytes returns the bytes of slot arrays held outside the Go heap
+// (slotmem.go); they count towards the process's memory like the heap does.
+func (m *Map) MappedBytes() int64 { return m.mapped.Load() }
 
 // NumShards returns the number of shards.
 func (m *Map) NumShards() int { return len(m.shards) }

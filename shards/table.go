@@ -45,6 +45,10 @@ type table struct {
 	// sharedArena is set while a snapshot's frozen copy may read the arena:
 	// no record byte may then change in place.
 	sharedArena bool
+	// mapped says slots is a mapping of alloc's (slotmem.go) that the table
+	// must free itself when it replaces or drops the array.
+	mapped bool
+	alloc  slotAlloc
 }
 
 // slot is 16 bytes. meta is 0 for an empty slot; otherwise its low byte is
@@ -75,7 +79,16 @@ const (
 // tagOf returns the 24-bit tag of a key hash: its top 24 bits.
 func tagOf(h uint64) uint32 { return uint32(h >> 40) }
 
-func (t *table) init(nslots int) { t.slots = make([]slot, nslots) }
+// init gives the table a fresh, empty slot array of at least nslots slots.
+// The caller frees the previous array, if any, with freeSlots.
+func (t *table) init(nslots int) { t.slots, t.mapped = t.alloc.alloc(nslots) }
+
+// freeSlots frees an array that init made, once nothing refers to it.
+func (t *table) freeSlots(s []slot, mapped bool) {
+	if mapped {
+		t.alloc.free(s)
+	}
+}
 
 // ideal returns the slot index a slot's tag maps to.
 func (t *table) ideal(meta uint32) int {
@@ -244,7 +257,7 @@ func (t *table) write(i int, key []byte, tag uint32, e Entry) {
 	if e.Kind == KindBytes {
 		size += len(e.Str)
 	}
-	own := size > bigRecord || len(t.arena)+size > math.MaxUint32
+	own := size > bigRecord || uint64(len(t.arena)+size) > math.MaxUint32
 	var r []byte
 	if own {
 		r = make([]byte, 0, size)
@@ -358,14 +371,14 @@ func (t *table) del(i int) {
 // rebuilt (slot indexes then change).
 func (t *table) maybeShrink() bool {
 	if t.n == 0 {
-		shared := t.sharedArena
-		*t = table{sharedArena: shared}
+		t.freeSlots(t.slots, t.mapped)
+		*t = table{sharedArena: t.sharedArena, alloc: t.alloc}
 		return true
 	}
 	if len(t.slots) <= 4*minSlots || t.n*8 >= len(t.slots) {
 		return false
 	}
-	old := t.slots
+	old, oldMapped := t.slots, t.mapped
 	t.init(max(minSlots, 2*t.n))
 	for _, s := range old {
 		if s.meta == 0 {
@@ -377,6 +390,7 @@ func (t *table) maybeShrink() bool {
 		}
 		t.slots[i] = s
 	}
+	t.freeSlots(old, oldMapped)
 	t.compact()
 	return true
 }
@@ -385,7 +399,7 @@ func (t *table) maybeShrink() bool {
 // Slots are re-placed in order of ideal index, starting after an empty slot,
 // so each probe run is rebuilt in order.
 func (t *table) grow() {
-	old := t.slots
+	old, oldMapped := t.slots, t.mapped
 	if len(old) >= maxSlots {
 		panic("shards: a shard table exceeds 2^24 slots; configure more shards")
 	}
@@ -405,6 +419,7 @@ func (t *table) grow() {
 		}
 		t.slots[i] = s
 	}
+	t.freeSlots(old, oldMapped)
 }
 
 // maybeCompact rewrites the arena without garbage once garbage is at least
@@ -451,4 +466,7 @@ func (t *table) eachLive(now int64, fn func(key []byte, e Entry) bool) {
 }
 
 // reset empties the table, keeping nothing.
-func (t *table) reset() { *t = table{} }
+func (t *table) reset() {
+	t.freeSlots(t.slots, t.mapped)
+	*t = table{alloc: t.alloc}
+}
