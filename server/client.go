@@ -117,9 +117,11 @@ func (s *Server) serveConn(c *client) {
 
 // prefetchAhead starts loading, from memory into the CPU cache, the table
 // data that the next pipelined requests will need (shards/prefetch.go): the
-// record of the request after this one and the slot of the one after that.
-// A request's key is guessed as its first argument, which it is for almost
-// every keyed command; a wrong guess costs a cache line and nothing else.
+// slot of the request after next, and the record of the next one (whose
+// slot was prefetched a request ago; the key's hash is kept with the parsed
+// request). A request's key is guessed as its first argument, which it is
+// for almost every keyed command; a wrong guess costs a cache line and
+// nothing else.
 func (c *client) prefetchAhead() {
 	n := c.rd.lookahead(2)
 	if n == 0 {
@@ -128,12 +130,20 @@ func (c *client) prefetchAhead() {
 	db := c.s.dbs[c.db]
 	if n == 2 {
 		if key := c.rd.aheadArg(1, 1); key != nil {
-			db.PrefetchSlot(key)
+			h := db.Hash(key)
+			c.rd.setAheadHint(1, h)
+			db.PrefetchSlot(h)
 		}
 	}
-	if key := c.rd.aheadArg(0, 1); key != nil {
-		db.PrefetchRecord(key)
+	h, ok := c.rd.aheadHint(0)
+	if !ok {
+		key := c.rd.aheadArg(0, 1)
+		if key == nil {
+			return
+		}
+		h = db.Hash(key)
 	}
+	db.PrefetchRecord(h)
 }
 
 // syncLog waits until the log holds what the pending replies acknowledge.

@@ -79,6 +79,8 @@ const maxLookahead = 4
 type parsedReq struct {
 	start, end int
 	offs       []int
+	hint       uint64 // set by setAheadHint for the caller's own use
+	hinted     bool
 }
 
 func newReader(lim Limits) *reader {
@@ -241,7 +243,7 @@ func (rd *reader) lookahead(k int) int {
 		if !done {
 			break
 		}
-		p.start, p.end = pos, pos+stop
+		p.start, p.end, p.hinted = pos, pos+stop, false
 		rd.aheadHi++
 	}
 	return rd.aheadHi - rd.aheadLo
@@ -258,6 +260,20 @@ func (rd *reader) aheadArg(j, i int) []byte {
 		return nil
 	}
 	return rd.buf[p.start+p.offs[2*i] : p.start+p.offs[2*i+1]]
+}
+
+// setAheadHint attaches h to the j-th request parsed ahead, for aheadHint
+// to return while it stays ahead.
+func (rd *reader) setAheadHint(j int, h uint64) {
+	p := &rd.ahead[(rd.aheadLo+j)%maxLookahead]
+	p.hint, p.hinted = h, true
+}
+
+// aheadHint returns what setAheadHint attached to the j-th request parsed
+// ahead.
+func (rd *reader) aheadHint(j int) (uint64, bool) {
+	p := &rd.ahead[(rd.aheadLo+j)%maxLookahead]
+	return p.hint, p.hinted
 }
 
 // popAhead returns the oldest request parsed ahead as next would.

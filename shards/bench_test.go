@@ -173,10 +173,10 @@ func BenchmarkPipelinePrefetch(b *testing.B) {
 					for j, k := range batch {
 						if pf {
 							if j+2 < len(batch) {
-								m.PrefetchSlot(batch[j+2])
+								m.PrefetchSlot(m.Hash(batch[j+2]))
 							}
 							if j+1 < len(batch) {
-								m.PrefetchRecord(batch[j+1])
+								m.PrefetchRecord(m.Hash(batch[j+1]))
 							}
 						}
 						s := m.ShardOf(k)

@@ -37,6 +37,7 @@ type shard struct {
 	frozen      *Frozen // this shard at the snapshot's instant, until taken
 
 	expires atomic.Int64 // entries with Exp != 0, readable without mu
+	hint    slotHint     // where t.slots is, readable without mu
 	_       [64]byte     // keep neighbouring shards' locks off one cache line
 }
 
@@ -52,7 +53,8 @@ func New(n int) *Map {
 	n = 1 << bits.Len(uint(n-1))
 	m := &Map{shards: make([]shard, n), mask: uint64(n - 1), seed: rand.Uint64()}
 	for i := range m.shards {
-		m.shards[i].t.alloc = slotAlloc{mapped: &m.mapped}
+		s := &m.shards[i]
+		s.t.alloc = slotAlloc{mapped: &m.mapped, hint: &s.hint}
 	}
 	return m
 }
@@ -87,6 +89,9 @@ func (m *Map) Lock(i int) { m.shards[i].mu.Lock() }
 
 // Unlock unlocks shard i.
 func (m *Map) Unlock(i int) { m.shards[i].mu.Unlock() }
+
+// Hash returns the hash that places key in m, for the prefetch hints.
+func (m *Map) Hash(key []byte) uint64 { return m.hash(key) }
 
 // locate hashes key once: its shard (low bits) and its tag (top bits).
 func (m *Map) locate(key []byte) (*shard, uint32) {

@@ -11,8 +11,8 @@ import (
 // arena: no panic, and every key reads back unchanged.
 func TestPrefetchChangesNothing(t *testing.T) {
 	m := New(4)
-	m.PrefetchSlot([]byte("nothing"))
-	m.PrefetchRecord([]byte("nothing"))
+	m.PrefetchSlot(m.Hash([]byte("nothing")))
+	m.PrefetchRecord(m.Hash([]byte("nothing")))
 	big := bytes.Repeat([]byte("b"), 2*bigRecord)
 	for i := range 1000 {
 		k := fmt.Appendf(nil, "k%d", i)
@@ -27,8 +27,8 @@ func TestPrefetchChangesNothing(t *testing.T) {
 	}
 	for i := range 2000 {
 		k := fmt.Appendf(nil, "k%d", i)
-		m.PrefetchSlot(k)
-		m.PrefetchRecord(k)
+		m.PrefetchSlot(m.Hash(k))
+		m.PrefetchRecord(m.Hash(k))
 	}
 	for i := range 1000 {
 		k := fmt.Appendf(nil, "k%d", i)

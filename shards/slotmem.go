@@ -1,6 +1,9 @@
 package shards
 
-import "sync/atomic"
+import (
+	"sync/atomic"
+	"unsafe"
+)
 
 // Slot arrays and huge pages.
 //
@@ -31,6 +34,26 @@ const (
 // outside the Go heap. The zero value allocates on the heap only.
 type slotAlloc struct {
 	mapped *atomic.Int64 // nil: never map
+	hint   *slotHint     // nil: publish nothing
+}
+
+// slotHint publishes where a shard's slot array is, for PrefetchSlot to
+// read without the shard lock. The two words may be seen torn or stale;
+// they only ever feed a prefetch, which cannot fault, so that costs a
+// wasted cache line at worst. The table stores them (under the lock)
+// whenever it replaces its array.
+type slotHint struct {
+	base atomic.Uintptr
+	n    atomic.Uint64
+}
+
+// publish records s as the table's current slot array.
+func (a slotAlloc) publish(s []slot) {
+	if a.hint == nil {
+		return
+	}
+	a.hint.base.Store(uintptr(unsafe.Pointer(unsafe.SliceData(s))))
+	a.hint.n.Store(uint64(len(s)))
 }
 
 // alloc returns a zeroed array of at least n slots and whether it is mapped.

@@ -81,7 +81,10 @@ func tagOf(h uint64) uint32 { return uint32(h >> 40) }
 
 // init gives the table a fresh, empty slot array of at least nslots slots.
 // The caller frees the previous array, if any, with freeSlots.
-func (t *table) init(nslots int) { t.slots, t.mapped = t.alloc.alloc(nslots) }
+func (t *table) init(nslots int) {
+	t.slots, t.mapped = t.alloc.alloc(nslots)
+	t.alloc.publish(t.slots)
+}
 
 // freeSlots frees an array that init made, once nothing refers to it.
 func (t *table) freeSlots(s []slot, mapped bool) {
@@ -373,6 +376,7 @@ func (t *table) maybeShrink() bool {
 	if t.n == 0 {
 		t.freeSlots(t.slots, t.mapped)
 		*t = table{sharedArena: t.sharedArena, alloc: t.alloc}
+		t.alloc.publish(nil)
 		return true
 	}
 	if len(t.slots) <= 4*minSlots || t.n*8 >= len(t.slots) {
@@ -469,4 +473,5 @@ func (t *table) eachLive(now int64, fn func(key []byte, e Entry) bool) {
 func (t *table) reset() {
 	t.freeSlots(t.slots, t.mapped)
 	*t = table{alloc: t.alloc}
+	t.alloc.publish(nil)
 }
