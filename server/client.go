@@ -38,6 +38,12 @@ type client struct {
 	ctx    Ctx    // reused for every command, so a call does not allocate one
 	calls  uint64 // commands run, for sampling their duration
 
+	// The last command name looked up and what it named: a pipeline
+	// usually repeats one command, and comparing bytes is cheaper than the
+	// table's case-folding map lookup.
+	lastName []byte
+	lastLookup *Command
+
 	effects []persistence.Effect // effects of the running command, for the log
 	logUpto int64                // log offset the pending replies depend on
 	logDone int64                // log offset already known to be durable
@@ -113,6 +119,19 @@ func (s *Server) serveConn(c *client) {
 			return
 		}
 	}
+}
+
+// lookupCommand is s.table.Lookup, remembering the last name.
+func (c *client) lookupCommand(name []byte) *Command {
+	if c.lastLookup != nil && bytes.Equal(name, c.lastName) {
+		return c.lastLookup
+	}
+	cmd := c.s.table.Lookup(name)
+	if cmd != nil && len(name) <= 32 {
+		c.lastName = append(c.lastName[:0], name...)
+		c.lastLookup = cmd
+	}
+	return cmd
 }
 
 // prefetchAhead starts loading, from memory into the CPU cache, the table

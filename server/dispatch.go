@@ -77,7 +77,7 @@ func truncate(b []byte, n int) string {
 // The checks come in Redis's order: existence (command, then subcommand),
 // arity, authentication. Inside MULTI a rejected command makes EXEC fail.
 func (s *Server) handle(c *client, args [][]byte) {
-	cmd := s.table.Lookup(args[0])
+	cmd := c.lookupCommand(args[0])
 	errText := ""
 	switch {
 	case cmd == nil:

@@ -50,15 +50,15 @@ func (r *restartable) restart() {
 	r.start()
 }
 
+// waitStopped waits until the server has shut down completely, including
+// its final snapshot: a new server on the same directory must not start
+// while the old one still writes there.
 func (r *restartable) waitStopped() {
-	deadline := time.Now().Add(5 * time.Second)
-	for r.srv.Clients() > 0 || !r.srv.isClosed() {
-		if time.Now().After(deadline) {
-			r.t.Fatal("server did not stop")
-		}
-		time.Sleep(5 * time.Millisecond)
+	select {
+	case <-r.srv.Stopped():
+	case <-time.After(10 * time.Second):
+		r.t.Fatal("server did not stop")
 	}
-	r.srv.wg.Wait()
 }
 
 func (r *restartable) expect(want string, args ...string) {

@@ -101,6 +101,7 @@ type Server struct {
 	persist persistState
 	loadErr atomic.Pointer[error] // why loading failed, if it did
 	ready   chan struct{}         // closed once the dataset is loaded
+	stopped chan struct{}         // closed once Serve has shut everything down
 	wg      sync.WaitGroup        // connection and background goroutines
 	stop    chan struct{}
 }
@@ -123,6 +124,7 @@ func New(cfg Config) (*Server, error) {
 		clients: make(map[int64]*client),
 		stop:    make(chan struct{}),
 		ready:   make(chan struct{}),
+		stopped: make(chan struct{}),
 	}
 	s.start = s.clock.Now()
 	s.requirePass.Store(&cfg.RequirePass)
@@ -218,9 +220,14 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 // Ready is closed once the dataset is loaded and every command is served.
 func (s *Server) Ready() <-chan struct{} { return s.ready }
 
+// Stopped is closed once Serve has finished shutting down: connections and
+// background work stopped, the final snapshot written, the log closed.
+func (s *Server) Stopped() <-chan struct{} { return s.stopped }
+
 // finish waits for every connection and background task, then shuts
 // persistence down (final snapshot, log flushed and closed).
 func (s *Server) finish() error {
+	defer close(s.stopped)
 	s.wg.Wait()
 	if p := s.loadErr.Load(); p != nil {
 		if s.persist.log != nil {
