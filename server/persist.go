@@ -158,31 +158,36 @@ func (s *Server) applyEffect(e persistence.Effect, now int64) error {
 
 // dumpThrottle keeps a dump from starving clients when the server has one
 // P (GOMAXPROCS=1, e.g. pinned to one core): after every chunk of keys it
-// sleeps a multiple of the time the chunk took, so a dump takes at most a
-// quarter of the CPU while clients are busy. runtime.Gosched would not do:
-// the scheduler runs a runnable goroutine (the dump) before it polls the
+// pauses, so that waiting clients run. runtime.Gosched would not do: the
+// scheduler runs a runnable goroutine (the dump) before it polls the
 // network, so waiting clients would be seen only by sysmon, every 10 ms.
-// When no command ran during a pause, the next chunk doubles (a sleep costs
-// about 1 ms, the timer's resolution), so an idle server dumps at nearly
-// full speed. With more Ps, idle ones poll the network and the dump runs
-// unthrottled.
+// While clients are busy (commands ran during the last pause) chunks are
+// small and each pause lasts dumpPause times the chunk's work, so the dump
+// takes at most a quarter of the CPU. While nobody is waiting (no command
+// ran during the last pause) the pause is the shortest sleep, only to let
+// the network be polled, and the chunk doubles, so an idle server dumps at
+// nearly full speed. With more Ps, idle ones poll the network and the dump
+// runs unthrottled.
 type dumpThrottle struct {
 	s     *Server
 	on    bool
+	busy  bool // commands ran during the last pause
 	n     int
 	size  int // keys in the current chunk
 	chunk time.Time
 }
 
-// Chunk sizes (512 keys is ~0.1 ms of work) and the pause factor.
+// Chunk sizes (512 keys is ~0.1 ms of work), the pause factor while clients
+// are busy, and the pause while they are not.
 const (
 	dumpChunkMin = 512
 	dumpChunkMax = 64 << 10
 	dumpPause    = 3
+	dumpMinPause = time.Microsecond
 )
 
 func (t *dumpThrottle) start(s *Server) {
-	*t = dumpThrottle{s: s, on: runtime.GOMAXPROCS(0) == 1, size: dumpChunkMin, chunk: time.Now()}
+	*t = dumpThrottle{s: s, on: runtime.GOMAXPROCS(0) == 1, busy: true, size: dumpChunkMin, chunk: time.Now()}
 }
 
 func (t *dumpThrottle) step() {
@@ -190,12 +195,17 @@ func (t *dumpThrottle) step() {
 		return
 	}
 	t.n = 0
+	pause := dumpMinPause
+	if t.busy {
+		pause = max(pause, dumpPause*time.Since(t.chunk))
+	}
 	before := t.s.stats.totalCommands()
-	time.Sleep(dumpPause * time.Since(t.chunk))
-	if t.s.stats.totalCommands() == before {
-		t.size = min(2*t.size, dumpChunkMax) // nobody waited: work longer
-	} else {
+	time.Sleep(pause)
+	t.busy = t.s.stats.totalCommands() != before
+	if t.busy {
 		t.size = dumpChunkMin
+	} else {
+		t.size = min(2*t.size, dumpChunkMax) // nobody waited: work longer
 	}
 	t.chunk = time.Now()
 }
