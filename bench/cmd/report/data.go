@@ -38,6 +38,8 @@ type row struct {
 	fileBytes  float64 // snapshot or log size
 	serverSecs float64 // load time the server logged
 	bgsaves    int     // snapshots completed during a benchmark run
+	// Expiry part (EXPIRE=1); optional column.
+	rssPeak float64 // highest RSS seen while the keys were loaded
 }
 
 // rssPerKey and heapPerKey are the growth per loaded key, in bytes.
@@ -132,6 +134,8 @@ func readCSV(path string) ([]row, error) {
 			fileBytes:  num("file_bytes"),
 			serverSecs: num("server_s"),
 			bgsaves:    int(num("bgsaves")),
+
+			rssPeak: num("rss_peak"),
 		}
 		if perr != nil {
 			return nil, perr
