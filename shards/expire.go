@@ -16,18 +16,19 @@ const (
 // returns the number of keys removed. It locks one shard at a time and
 // requires that the caller holds none.
 func (m *Map) ExpireCycle(now int64, nShards int) int {
-	removed, _ := m.ExpireShards(now, nShards)
+	removed, _ := m.ExpireShards(now, nShards, nil)
 	return removed
 }
 
-// ExpireShards is ExpireCycle that also reports whether a visited shard is
-// still stale: its last sample, after maxRounds rounds, still found more
-// than a quarter of the keys it looked at expired. The caller should then
-// come back soon rather than wait for its next regular cycle. One shard
-// visit removes at most maxRounds*sampleSize keys and steps over at most
-// maxRounds*scanLimit slots, so a caller bounds its time between checks of
-// the clock by the number of shards it asks for.
-func (m *Map) ExpireShards(now int64, nShards int) (removed int, stale bool) {
+// ExpireShards is ExpireCycle for a caller that bounds its time. stop, if
+// not nil, is called before every sampling round after the first of a
+// visit (a round removes at most sampleSize keys and steps over at most
+// scanLimit slots); once it returns true the cycle ends there. more reports
+// that the caller should come back soon rather than wait for its next
+// regular cycle: stop ended the cycle, or a visited shard is still stale
+// (its last sample, after maxRounds rounds, still found more than a
+// quarter of the keys it looked at expired).
+func (m *Map) ExpireShards(now int64, nShards int, stop func() bool) (removed int, more bool) {
 	if nShards > len(m.shards) {
 		nShards = len(m.shards)
 	}
@@ -39,6 +40,10 @@ func (m *Map) ExpireShards(now int64, nShards int) (removed int, stale bool) {
 		}
 		m.Lock(i)
 		for round := 0; round < maxRounds && s.t.n > 0; round++ {
+			if round > 0 && stop != nil && stop() {
+				more = true
+				break
+			}
 			sampled, expired := s.sampleExpireLocked(now)
 			removed += expired
 			if sampled == 0 {
@@ -51,13 +56,16 @@ func (m *Map) ExpireShards(now int64, nShards int) (removed int, stale bool) {
 				break
 			}
 			if round == maxRounds-1 {
-				stale = true
+				more = true
 			}
 		}
 		m.Unlock(i)
+		if more && stop != nil && stop() {
+			break
+		}
 	}
 	m.expiredKeys.Add(int64(removed))
-	return removed, stale
+	return removed, more
 }
 
 // sampleExpireLocked looks at up to sampleSize keys with a TTL and deletes

@@ -615,7 +615,7 @@ func TestExpireCycleMassExpiryDoesNotSlowDown(t *testing.T) {
 			t.Fatalf("%d keys left after %d cycles; %d cycles of %d should have done", m.Len(), cycles, n/perCycle+1, perCycle)
 		}
 		before := m.Len()
-		removed, stale := m.ExpireShards(now, m.NumShards())
+		removed, stale := m.ExpireShards(now, m.NumShards(), nil)
 		cycles++
 		if int64(removed) != before-m.Len() {
 			t.Fatalf("removed %d, Len went %d -> %d", removed, before, m.Len())
@@ -626,7 +626,7 @@ func TestExpireCycleMassExpiryDoesNotSlowDown(t *testing.T) {
 			t.Fatalf("cycle %d: %d dead keys left, stale = false", cycles, m.Len())
 		}
 	}
-	if _, stale := m.ExpireShards(now, m.NumShards()); stale {
+	if _, stale := m.ExpireShards(now, m.NumShards(), nil); stale {
 		t.Fatal("empty map reported stale")
 	}
 }
@@ -641,7 +641,7 @@ func TestExpireShardsLiveKeysNotStale(t *testing.T) {
 		put(m, fmt.Sprintf("keep:%d", i), IntEntry(1, 0))
 	}
 	for c := 0; c < 10; c++ {
-		if removed, stale := m.ExpireShards(now, m.NumShards()); removed != 0 || stale {
+		if removed, stale := m.ExpireShards(now, m.NumShards(), nil); removed != 0 || stale {
 			t.Fatalf("removed %d stale %v, want 0 false", removed, stale)
 		}
 	}
@@ -673,5 +673,26 @@ func TestMemoryBytes(t *testing.T) {
 	}
 	if b := m.MemoryBytes(); b != 0 {
 		t.Fatalf("after every key expired: %d bytes, want 0 (tables freed)", b)
+	}
+}
+
+// stop ends a visit between sampling rounds: a caller's time budget bounds
+// the work to about one round past it.
+func TestExpireShardsStop(t *testing.T) {
+	m := New(1)
+	const now = 1000 * sec
+	for i := 0; i < 10000; i++ {
+		put(m, fmt.Sprintf("key:%d", i), IntEntry(now-1, now-1))
+	}
+	calls := 0
+	removed, more := m.ExpireShards(now, 1, func() bool { calls++; return calls > 2 })
+	if removed != 3*sampleSize || !more {
+		t.Fatalf("removed %d more %v; want %d true (three rounds, then stopped)", removed, more, 3*sampleSize)
+	}
+	// The first round of a visit always runs, so a cycle makes progress
+	// even when the budget is already spent.
+	removed, more = m.ExpireShards(now, 1, func() bool { return true })
+	if removed != sampleSize || !more {
+		t.Fatalf("removed %d more %v; want %d true", removed, more, sampleSize)
 	}
 }
