@@ -260,8 +260,9 @@ CSV=$OUT/results.csv
 # file_bytes, server_s and bgsaves are the persistence part's: size of a
 # snapshot or log, load time the server itself logged, snapshots completed
 # during a benchmark run.
-# rss_peak is the expiry part's: highest RSS seen while its keys were loaded.
-CSV_COLS=round,server,workload,pipeline,clients,rps,p50,p99,p999,phase,keys,requests,seconds,server_cpu_s,rss_before,rss_after,used_before,used_after,file_bytes,server_s,bgsaves,rss_peak
+# rss_peak and rss_preload are the expiry part's: highest RSS seen while its
+# keys were loaded, and RSS just before loading them (after the baseline probe).
+CSV_COLS=round,server,workload,pipeline,clients,rps,p50,p99,p999,phase,keys,requests,seconds,server_cpu_s,rss_before,rss_after,used_before,used_after,file_bytes,server_s,bgsaves,rss_peak,rss_preload
 echo "$CSV_COLS" >"$CSV"
 NCOLS=$(awk -F, '{ print NF }' <<<"$CSV_COLS")
 
@@ -569,7 +570,7 @@ now_ns() { date +%s%N; }
 
 # expire_one ROUND SERVER
 expire_one() {
-	local round=$1 server=$2 pid workload probe rss0 used0 peak rss t0 t1 tdead left secs i last still
+	local round=$1 server=$2 pid workload probe rss0 used0 pre peak rss t0 t1 tdead left secs i last still
 	if [[ $server == turnstile ]]; then
 		start_turnstile
 		workload="CL.THROTTLE k 0 1 $EXPIRE_TTL"
@@ -582,7 +583,13 @@ expire_one() {
 	sleep 1
 	rss0=$(rss_bytes "$pid")
 	used0=$(used_memory "$server")
+	# Warm-up, not recorded: a fresh process's first run also pays for its
+	# first collections and heap growth, which would inflate the baseline.
+	timeout "$RUN_TIMEOUT" "${CLI_PIN[@]}" redis-benchmark -h 127.0.0.1 -p "$(port_of "$server")" -c "$CLIENTS" \
+		-n "$((N / 3))" -r "$EXPIRE_PROBE_KEYS" -P 1 "${probe[@]}" >/dev/null 2>&1 || die "warm-up probe on $server failed"
 	bench "$round" expire "$server" "probe idle" 1 "$CLIENTS" "$N" "$EXPIRE_PROBE_KEYS" keep "${probe[@]}"
+	sleep 1 # the probe's keys expire
+	pre=$(rss_bytes "$pid")
 	t0=$(now_ns)
 	load_keys "$server" "$KEYS" "$server" "$EXPIRE_TTL"
 	t1=$(now_ns)
@@ -597,8 +604,24 @@ expire_one() {
 		sleep 0.1
 	done
 	left=$(rcli "$server" DBSIZE)
+	# DBSIZE every 0.1 s next to the probe, until no more keys are left
+	# than the probe's own: then at least 99.9% of the loaded keys are gone.
+	local trace=$OUT/expire-dbsize-$server.txt
+	(
+		while (($(now_ns) - tdead < EXPIRE_TIMEOUT * 1000000000)); do
+			n=$(rcli "$server" DBSIZE) || break
+			echo "$(($(now_ns) - tdead)) $n"
+			((n <= EXPIRE_PROBE_KEYS)) && break
+			sleep 0.1
+		done
+	) >"$trace" &
+	BG_PID=$!
 	bench "$round" expire "$server" "probe expiring" 1 "$CLIENTS" "$N" "$EXPIRE_PROBE_KEYS" keep "${probe[@]}"
 	log "r$round expire $server: $left of $KEYS keys left when the probe started, $(rcli "$server" DBSIZE) when it ended"
+	wait "$BG_PID" || true
+	BG_PID=
+	secs=$(awk -v k="$EXPIRE_PROBE_KEYS" '$2 <= k { printf "%.1f", $1 / 1e9; found = 1; exit } END { if (!found) print "" }' "$trace")
+	[[ -n $secs ]] || log "WARNING: $server still held more than $EXPIRE_PROBE_KEYS keys ${EXPIRE_TIMEOUT} s after the first expiry"
 	# Wait for the keyspace to empty ...
 	while :; do
 		left=$(rcli "$server" DBSIZE)
@@ -606,7 +629,6 @@ expire_one() {
 		(($(now_ns) - tdead < EXPIRE_TIMEOUT * 1000000000)) || break
 		sleep 0.2
 	done
-	secs=$(awk -v a="$(now_ns)" -v b="$tdead" 'BEGIN { printf "%.1f", (a - b) / 1e9 }')
 	[[ $left == 0 ]] || log "WARNING: $server still holds $left keys ${EXPIRE_TIMEOUT} s after they expired"
 	# ... then for RSS to stop falling: 3 s without a drop, at most 20 s.
 	last=$(rss_bytes "$pid") still=0
@@ -617,11 +639,11 @@ expire_one() {
 		last=$rss
 	done
 	csv_row "$round" "$server" "$workload" "" "" "" "" "" "" expire "$KEYS" "$KEYS" "$secs" "" \
-		"$rss0" "$rss" "$used0" "$(used_memory "$server")" "" "" "" "$peak"
+		"$rss0" "$rss" "$used0" "$(used_memory "$server")" "" "" "" "$peak" "$pre"
 	record_cmd expire "$server" "$workload" "" "" "$KEYS" \
 		"${CLI_PIN[*]} bench/out/loadgen -mode $server -n $KEYS -ttl $EXPIRE_TTL | ${CLI_PIN[*]} redis-cli -h 127.0.0.1 -p $(port_of "$server") --pipe"
-	log "$(awk -v r="$round" -v s="$server" -v a="$rss0" -v p="$peak" -v b="$rss" -v t="$secs" -v n="$KEYS" \
-		'BEGIN { printf "r%s expire %-9s %d keys: RSS start %.1f MiB, peak %.1f MiB, after expiry %.1f MiB (%+.0f%%); empty %s s after the first expiry", r, s, n, a / 1048576, p / 1048576, b / 1048576, (b - a) * 100 / a, t }')"
+	log "$(awk -v r="$round" -v s="$server" -v a="$rss0" -v q="$pre" -v p="$peak" -v b="$rss" -v t="$secs" -v n="$KEYS" \
+		'BEGIN { printf "r%s expire %-9s %d keys: RSS start %.1f MiB, before load %.1f MiB, peak %.1f MiB, after expiry %.1f MiB (%+.0f%% of start, %+.0f%% of before load); 99.9%% gone %s s after the first expiry", r, s, n, a / 1048576, q / 1048576, p / 1048576, b / 1048576, (b - a) * 100 / a, (b - q) * 100 / q, t }')"
 	if [[ $server == turnstile ]]; then stop_pid "$TPID"; TPID=; else stop_pid "$RPID"; RPID=; fi
 }
 

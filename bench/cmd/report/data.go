@@ -39,7 +39,8 @@ type row struct {
 	serverSecs float64 // load time the server logged
 	bgsaves    int     // snapshots completed during a benchmark run
 	// Expiry part (EXPIRE=1); optional column.
-	rssPeak float64 // highest RSS seen while the keys were loaded
+	rssPeak    float64 // highest RSS seen while the keys were loaded
+	rssPreload float64 // RSS just before loading them (after the baseline probe)
 }
 
 // rssPerKey and heapPerKey are the growth per loaded key, in bytes.
@@ -135,7 +136,8 @@ func readCSV(path string) ([]row, error) {
 			serverSecs: num("server_s"),
 			bgsaves:    int(num("bgsaves")),
 
-			rssPeak: num("rss_peak"),
+			rssPeak:    num("rss_peak"),
+			rssPreload: num("rss_preload"),
 		}
 		if perr != nil {
 			return nil, perr
