@@ -7,6 +7,7 @@
 #   SCALING=1 bench/run.sh            # also key-count and connection scaling
 #   PERSIST=1 bench/run.sh            # also persistence (issue 4): AOF throughput,
 #                                     # snapshot/load times, p99 during snapshots
+#   EXPIRE=1 bench/run.sh             # also mass expiry: RSS and p99 while KEYS keys expire
 #
 # Writes bench/out/results.csv, bench/RESULTS.md and bench/*.svg.
 set -euo pipefail
@@ -25,6 +26,10 @@ SCALING_MAX=${SCALING_MAX:-6}  # largest key count is 10^SCALING_MAX (6 or 7)
 RUN_TIMEOUT=${RUN_TIMEOUT:-300} # seconds any one benchmark or load may take
 PERSIST=${PERSIST:-0}          # 1: also run the persistence part (issue 4)
 LOAD_TIMEOUT=${LOAD_TIMEOUT:-$((RUN_TIMEOUT * 3))} # seconds a restart may take to load its data
+EXPIRE=${EXPIRE:-0}            # 1: also run the mass-expiry part (issue 3)
+MAIN=${MAIN:-1}                # 0: skip the main throughput and memory tables (run only the parts asked for)
+EXPIRE_TTL=${EXPIRE_TTL:-5}    # seconds the expiry part's keys live
+EXPIRE_TIMEOUT=${EXPIRE_TIMEOUT:-60} # seconds to wait for all of them to be gone
 # Scheduling priority of servers and clients: root raises it a little so
 # other work on a shared machine disturbs the measurement less. NICE=0: off.
 if ((EUID == 0)); then NICE=${NICE:--10}; else NICE=${NICE:-0}; fi
@@ -34,11 +39,13 @@ RANDKEYS=100000                # -r of the main table
 log() { printf '%s %s\n' "$(date +%H:%M:%S)" "$*"; }
 die() { log "ERROR: $*" >&2; exit 1; }
 
-for v in ROUNDS N N_P16 KEYS SCALING_MAX RUN_TIMEOUT LOAD_TIMEOUT; do
+for v in ROUNDS N N_P16 KEYS SCALING_MAX RUN_TIMEOUT LOAD_TIMEOUT EXPIRE_TTL EXPIRE_TIMEOUT; do
 	[[ ${!v} =~ ^[1-9][0-9]*$ ]] || die "$v must be a positive integer (got '${!v}')"
 done
 [[ $SCALING_MAX == 6 || $SCALING_MAX == 7 ]] || die "SCALING_MAX must be 6 or 7"
 [[ $PERSIST == 0 || $PERSIST == 1 ]] || die "PERSIST must be 0 or 1"
+[[ $EXPIRE == 0 || $EXPIRE == 1 ]] || die "EXPIRE must be 0 or 1"
+[[ $MAIN == 0 || $MAIN == 1 ]] || die "MAIN must be 0 or 1"
 [[ $NICE =~ ^-?[0-9]+$ ]] || die "NICE must be an integer (got '$NICE')"
 
 # ---------------------------------------------------------------- setup --
@@ -253,7 +260,9 @@ CSV=$OUT/results.csv
 # file_bytes, server_s and bgsaves are the persistence part's: size of a
 # snapshot or log, load time the server itself logged, snapshots completed
 # during a benchmark run.
-CSV_COLS=round,server,workload,pipeline,clients,rps,p50,p99,p999,phase,keys,requests,seconds,server_cpu_s,rss_before,rss_after,used_before,used_after,file_bytes,server_s,bgsaves
+# rss_peak and rss_preload are the expiry part's: highest RSS seen while its
+# keys were loaded, and RSS just before loading them (after the baseline probe).
+CSV_COLS=round,server,workload,pipeline,clients,rps,p50,p99,p999,phase,keys,requests,seconds,server_cpu_s,rss_before,rss_after,used_before,used_after,file_bytes,server_s,bgsaves,rss_peak,rss_preload
 echo "$CSV_COLS" >"$CSV"
 NCOLS=$(awk -F, '{ print NF }' <<<"$CSV_COLS")
 
@@ -357,12 +366,13 @@ used_memory() {
 	rcli "$1" INFO memory | tr -d '\r' | awk -F: '$1 == "used_memory" { print $2 }'
 }
 
-# load_keys SERVER COUNT [INSTANCE]: create COUNT distinct keys with
-# loadgen | redis-cli --pipe (the loadgen mode is SERVER's).
+# load_keys SERVER COUNT [INSTANCE [TTL]]: create COUNT distinct keys with
+# loadgen | redis-cli --pipe (the loadgen mode is SERVER's), living TTL
+# seconds (default 3600).
 load_keys() {
 	local server=$1 count=$2 port log=$OUT/pipe-$1.log
 	port=$(port_of "${3:-$server}")
-	if ! timeout "$RUN_TIMEOUT" "${CLI_PIN[@]}" "$OUT/loadgen" -mode "$server" -n "$count" |
+	if ! timeout "$RUN_TIMEOUT" "${CLI_PIN[@]}" "$OUT/loadgen" -mode "$server" -n "$count" -ttl "${4:-3600}" |
 		timeout "$RUN_TIMEOUT" "${CLI_PIN[@]}" redis-cli -h 127.0.0.1 -p "$port" --pipe >"$log" 2>&1; then
 		cat "$log" >&2
 		die "loading $count keys into $server failed or timed out"
@@ -448,7 +458,7 @@ sync_write_ms() {
 	echo "go: $(go version)"
 	echo "turnstile: $(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo unknown)$(git -C "$ROOT" diff --quiet HEAD -- . 2>/dev/null || echo ' (with local changes)')"
 	echo "pinning: $PINNING"
-	echo "settings: ROUNDS=$ROUNDS N=$N N_P16=$N_P16 KEYS=$KEYS SCALING=$SCALING SCALING_MAX=$SCALING_MAX PERSIST=$PERSIST"
+	echo "settings: ROUNDS=$ROUNDS N=$N N_P16=$N_P16 KEYS=$KEYS SCALING=$SCALING SCALING_MAX=$SCALING_MAX PERSIST=$PERSIST EXPIRE=$EXPIRE MAIN=$MAIN"
 	echo "main: -c $CLIENTS -r $RANDKEYS, FLUSHALL before every run"
 	if [[ $PERSIST == 1 ]]; then
 		echo "persistence files: $(persist_fs)"
@@ -473,6 +483,7 @@ main_workloads() {
 
 T0=$SECONDS
 for round in $(seq 1 "$ROUNDS"); do
+	[[ $MAIN == 1 ]] || break
 	mapfile -t wl < <(main_workloads)
 	count=${#wl[@]}
 	for pipeline in 1 16; do
@@ -485,14 +496,16 @@ for round in $(seq 1 "$ROUNDS"); do
 		done
 	done
 done
-log "main table done in $((SECONDS - T0)) s"
+[[ $MAIN == 1 ]] && log "main table done in $((SECONDS - T0)) s"
 
 # ---------------------------------------------------------------- memory --
 
-# Fresh processes, so neither has heap left over from the runs above.
-start_servers
-memory 1 memory turnstile "$KEYS"
-memory 1 memory redis "$KEYS"
+if [[ $MAIN == 1 ]]; then
+	# Fresh processes, so neither has heap left over from the runs above.
+	start_servers
+	memory 1 memory turnstile "$KEYS"
+	memory 1 memory redis "$KEYS"
+fi
 
 # --------------------------------------------------------------- scaling --
 
@@ -530,6 +543,120 @@ if [[ $SCALING == 1 ]]; then
 		done
 	done
 	log "scaling done in $((SECONDS - T0)) s"
+fi
+
+# ----------------------------------------------------------- expiry --
+
+# Issue 3: "10^6 keys that all expire release their memory (RSS back within
+# 20% of the start) without a latency spike above 2x p99". Per round and
+# server, on a fresh process: RSS at start; a latency probe (the baseline);
+# KEYS keys loaded with an EXPIRE_TTL-second TTL; the peak RSS; the same
+# probe started when the keys begin to expire; then wait until DBSIZE is 0
+# and RSS has stopped falling, and read the final RSS.
+EXPIRE_PROBE_KEYS=1000  # -r of the probe: a few keys, so it adds little memory
+
+# expire_probe: the probe's command. CL.THROTTLE with a 1 s period keeps
+# each probe key for at most ~0.5 s, so DBSIZE can reach 0 soon after it.
+expire_probe() {
+	if [[ $1 == turnstile ]]; then
+		echo "CL.THROTTLE probe:__rand_int__ 15 30 1"
+	else
+		echo "SET probe:__rand_int__ v PX 1000"
+	fi
+}
+
+# now_ns: wall clock in ns.
+now_ns() { date +%s%N; }
+
+# expire_one ROUND SERVER
+expire_one() {
+	local round=$1 server=$2 pid workload probe rss0 used0 pre peak rss t0 t1 tdead left secs i last still
+	if [[ $server == turnstile ]]; then
+		start_turnstile
+		workload="CL.THROTTLE k 0 1 $EXPIRE_TTL"
+	else
+		start_redis
+		workload="SET k ns PX $((EXPIRE_TTL * 1000))"
+	fi
+	pid=$(pid_of "$server")
+	read -ra probe <<<"$(expire_probe "$server")"
+	sleep 1
+	rss0=$(rss_bytes "$pid")
+	used0=$(used_memory "$server")
+	# Warm-up, not recorded: a fresh process's first run also pays for its
+	# first collections and heap growth, which would inflate the baseline.
+	timeout "$RUN_TIMEOUT" "${CLI_PIN[@]}" redis-benchmark -h 127.0.0.1 -p "$(port_of "$server")" -c "$CLIENTS" \
+		-n "$((N / 3))" -r "$EXPIRE_PROBE_KEYS" -P 1 "${probe[@]}" >/dev/null 2>&1 || die "warm-up probe on $server failed"
+	bench "$round" expire "$server" "probe idle" 1 "$CLIENTS" "$N" "$EXPIRE_PROBE_KEYS" keep "${probe[@]}"
+	sleep 1 # the probe's keys expire
+	pre=$(rss_bytes "$pid")
+	t0=$(now_ns)
+	load_keys "$server" "$KEYS" "$server" "$EXPIRE_TTL"
+	t1=$(now_ns)
+	peak=$(rss_bytes "$pid")
+	(((t1 - t0) / 1000000000 < EXPIRE_TTL)) ||
+		log "WARNING: loading $KEYS keys took longer than their TTL ($EXPIRE_TTL s): raise EXPIRE_TTL"
+	# The first keys expire TTL after the load started; start the probe then.
+	tdead=$((t0 + EXPIRE_TTL * 1000000000))
+	while (($(now_ns) < tdead)); do
+		rss=$(rss_bytes "$pid")
+		((rss > peak)) && peak=$rss
+		sleep 0.1
+	done
+	left=$(rcli "$server" DBSIZE)
+	# DBSIZE every 0.1 s next to the probe, until no more keys are left
+	# than the probe's own: then at least 99.9% of the loaded keys are gone.
+	local trace=$OUT/expire-dbsize-$server.txt
+	(
+		while (($(now_ns) - tdead < EXPIRE_TIMEOUT * 1000000000)); do
+			n=$(rcli "$server" DBSIZE) || break
+			echo "$(($(now_ns) - tdead)) $n"
+			((n <= EXPIRE_PROBE_KEYS)) && break
+			sleep 0.1
+		done
+	) >"$trace" &
+	BG_PID=$!
+	bench "$round" expire "$server" "probe expiring" 1 "$CLIENTS" "$N" "$EXPIRE_PROBE_KEYS" keep "${probe[@]}"
+	log "r$round expire $server: $left of $KEYS keys left when the probe started, $(rcli "$server" DBSIZE) when it ended"
+	wait "$BG_PID" || true
+	BG_PID=
+	secs=$(awk -v k="$EXPIRE_PROBE_KEYS" '$2 <= k { printf "%.1f", $1 / 1e9; found = 1; exit } END { if (!found) print "" }' "$trace")
+	[[ -n $secs ]] || log "WARNING: $server still held more than $EXPIRE_PROBE_KEYS keys ${EXPIRE_TIMEOUT} s after the first expiry"
+	# Wait for the keyspace to empty ...
+	while :; do
+		left=$(rcli "$server" DBSIZE)
+		[[ $left == 0 ]] && break
+		(($(now_ns) - tdead < EXPIRE_TIMEOUT * 1000000000)) || break
+		sleep 0.2
+	done
+	[[ $left == 0 ]] || log "WARNING: $server still holds $left keys ${EXPIRE_TIMEOUT} s after they expired"
+	# ... then for RSS to stop falling: 3 s without a drop, at most 20 s.
+	last=$(rss_bytes "$pid") still=0
+	for ((i = 0; i < 20 && still < 3; i++)); do
+		sleep 1
+		rss=$(rss_bytes "$pid")
+		if ((rss < last)); then still=0; else still=$((still + 1)); fi
+		last=$rss
+	done
+	csv_row "$round" "$server" "$workload" "" "" "" "" "" "" expire "$KEYS" "$KEYS" "$secs" "" \
+		"$rss0" "$rss" "$used0" "$(used_memory "$server")" "" "" "" "$peak" "$pre"
+	record_cmd expire "$server" "$workload" "" "" "$KEYS" \
+		"${CLI_PIN[*]} bench/out/loadgen -mode $server -n $KEYS -ttl $EXPIRE_TTL | ${CLI_PIN[*]} redis-cli -h 127.0.0.1 -p $(port_of "$server") --pipe"
+	log "$(awk -v r="$round" -v s="$server" -v a="$rss0" -v q="$pre" -v p="$peak" -v b="$rss" -v t="$secs" -v n="$KEYS" \
+		'BEGIN { printf "r%s expire %-9s %d keys: RSS start %.1f MiB, before load %.1f MiB, peak %.1f MiB, after expiry %.1f MiB (%+.0f%% of start, %+.0f%% of before load); 99.9%% gone %s s after the first expiry", r, s, n, a / 1048576, q / 1048576, p / 1048576, b / 1048576, (b - a) * 100 / a, (b - q) * 100 / q, t }')"
+	if [[ $server == turnstile ]]; then stop_pid "$TPID"; TPID=; else stop_pid "$RPID"; RPID=; fi
+}
+
+if [[ $EXPIRE == 1 ]]; then
+	T0=$SECONDS
+	for round in $(seq 1 "$ROUNDS"); do
+		order=(turnstile redis)
+		((round % 2)) || order=(redis turnstile)
+		for server in "${order[@]}"; do
+			expire_one "$round" "$server"
+		done
+	done
+	log "expiry done in $((SECONDS - T0)) s"
 fi
 
 # ----------------------------------------------------------- persistence --

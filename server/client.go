@@ -44,7 +44,7 @@ type client struct {
 	// The last command name looked up and what it named: a pipeline
 	// usually repeats one command, and comparing bytes is cheaper than the
 	// table's case-folding map lookup.
-	lastName []byte
+	lastName   []byte
 	lastLookup *Command
 
 	effects []persistence.Effect // effects of the running command, for the log

@@ -99,9 +99,9 @@ func infoClients(s *Server, b *strings.Builder, _ int64) {
 }
 
 func infoMemory(s *Server, b *strings.Builder, _ int64) {
-	samples := []metrics.Sample{
-		{Name: "/memory/classes/heap/objects:bytes"},
-		{Name: "/memory/classes/total:bytes"},
+	samples := make([]metrics.Sample, len(goMemoryClasses))
+	for i, c := range goMemoryClasses {
+		samples[i].Name = c.metric
 	}
 	metrics.Read(samples)
 	// Large slot arrays live in their own mappings outside the Go heap
@@ -117,10 +117,30 @@ func infoMemory(s *Server, b *strings.Builder, _ int64) {
 	field(b, "used_memory_mapped", mapped)
 	field(b, "used_memory_rss", rss)
 	field(b, "used_memory_rss_human", humanBytes(rss))
-	field(b, "go_memory_total", samples[1].Value.Uint64())
+	for i, c := range goMemoryClasses[1:] {
+		field(b, c.field, samples[i+1].Value.Uint64())
+	}
 	field(b, "maxmemory", 0)
 	field(b, "maxmemory_policy", "noeviction")
 	field(b, "mem_allocator", "go")
+}
+
+// goMemoryClasses are the Go runtime's memory figures INFO memory shows,
+// so that the part of RSS that is not live keys can be told apart: the
+// first is used_memory; go_memory_total is everything the runtime mapped,
+// of which go_heap_released is returned to the OS and the rest is resident
+// or may become so.
+var goMemoryClasses = []struct{ field, metric string }{
+	{"used_memory", "/memory/classes/heap/objects:bytes"},
+	{"go_memory_total", "/memory/classes/total:bytes"},
+	{"go_heap_free", "/memory/classes/heap/free:bytes"},
+	{"go_heap_released", "/memory/classes/heap/released:bytes"},
+	{"go_heap_unused", "/memory/classes/heap/unused:bytes"},
+	{"go_heap_stacks", "/memory/classes/heap/stacks:bytes"},
+	{"go_os_stacks", "/memory/classes/os-stacks:bytes"},
+	{"go_metadata", "/memory/classes/metadata/other:bytes"},
+	{"go_metadata_spans", "/memory/classes/metadata/mspan/inuse:bytes"},
+	{"go_gc_cycles", "/gc/cycles/total:gc-cycles"},
 }
 
 // residentBytes reads the process's resident set size (Linux), or 0.

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"runtime"
+	"runtime/debug"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -189,6 +190,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		s.log.Info("ready to accept connections", "addr", ln.Addr().String())
 	})
 	s.goFunc(s.backgroundLoop)
+	s.goFunc(s.expireLoop)
 	go func() {
 		select {
 		case <-ctx.Done():
@@ -282,31 +284,32 @@ func (s *Server) goFunc(f func()) {
 	}()
 }
 
-// backgroundLoop runs active expiry Hz times a second and the persistence
-// checks once a second.
+// backgroundLoop runs the persistence checks and the memory release check
+// once a second. Active expiry has its own loop (expire.go).
 func (s *Server) backgroundLoop() {
-	t := time.NewTicker(time.Second / time.Duration(s.cfg.Hz))
+	t := time.NewTicker(time.Second)
 	defer t.Stop()
-	lastTick := time.Now()
-	var rel memReleaser
+	rel := memReleaser{release: debug.FreeOSMemory}
 	for {
 		select {
 		case <-s.stop:
 			return
 		case <-t.C:
-			now := s.clock.Now()
-			if time.Since(lastTick) >= time.Second {
-				lastTick = time.Now()
-				s.persistTick(now)
-				rel.tick()
-			}
-			for _, db := range s.dbs {
-				if db.Expires() > 0 {
-					db.ExpireCycle(now, db.NumShards())
-				}
-			}
+			s.persistTick(s.clock.Now())
+			rel.tick(s.datasetBytes())
 		}
 	}
+}
+
+// datasetBytes is the memory the keyspace tables of every database hold.
+func (s *Server) datasetBytes() int64 {
+	var n int64
+	for _, db := range s.dbs {
+		if db.Len() > 0 {
+			n += db.MemoryBytes()
+		}
+	}
+	return n
 }
 
 // accept registers a new connection, or refuses it when maxclients is reached.

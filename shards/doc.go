@@ -47,8 +47,10 @@
 // Expiry times are absolute Unix nanoseconds (0 means no expiry). A key whose
 // expiry is at or before "now" is dead: Get deletes it on access (lazy
 // expiry), and ExpireCycle samples keys and removes dead ones in the
-// background (active expiry), like Redis's activeExpireCycle. Time is always
-// passed in; the package never reads a clock.
+// background (active expiry), like Redis's activeExpireCycle; each shard's
+// samples sweep on from where the previous one stopped (expire.go).
+// ExpireShards lets the caller stop between sampling rounds, to bound its
+// time. Time is always passed in; the package never reads a clock.
 //
 // # Snapshots
 //

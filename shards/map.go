@@ -36,9 +36,10 @@ type shard struct {
 	snapPending bool    // a snapshot began and this shard is not frozen yet
 	frozen      *Frozen // this shard at the snapshot's instant, until taken
 
-	expires atomic.Int64 // entries with Exp != 0, readable without mu
-	hint    slotHint     // where t.slots is, readable without mu
-	_       [64]byte     // keep neighbouring shards' locks off one cache line
+	expires   atomic.Int64 // entries with Exp != 0, readable without mu
+	expCursor int          // slot where the next active-expiry sample starts
+	hint      slotHint     // where t.slots is, readable without mu
+	_         [64]byte     // keep neighbouring shards' locks off one cache line
 }
 
 // New returns a Map with n shards; n is rounded up to a power of two and

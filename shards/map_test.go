@@ -597,3 +597,102 @@ func TestPosHeapKeepsSmallest(t *testing.T) {
 		}
 	}
 }
+
+// When every key has expired, each full cycle removes a full quota from
+// every shard, to the last key: the sweep does not slow down as the tables
+// empty (a random starting point kept landing in emptied stretches).
+func TestExpireCycleMassExpiryDoesNotSlowDown(t *testing.T) {
+	m := New(8)
+	const now = 1000 * sec
+	const n = 100000
+	for i := 0; i < n; i++ {
+		put(m, fmt.Sprintf("key:%012d", i), IntEntry(now-1, now-1))
+	}
+	perCycle := m.NumShards() * maxRounds * sampleSize
+	cycles := 0
+	for m.Len() > 0 {
+		if cycles > n/perCycle+3 {
+			t.Fatalf("%d keys left after %d cycles; %d cycles of %d should have done", m.Len(), cycles, n/perCycle+1, perCycle)
+		}
+		before := m.Len()
+		removed, stale := m.ExpireShards(now, m.NumShards(), nil)
+		cycles++
+		if int64(removed) != before-m.Len() {
+			t.Fatalf("removed %d, Len went %d -> %d", removed, before, m.Len())
+		}
+		// While some shard holds more dead keys than one visit removes,
+		// the cycle says so.
+		if before > int64(2*perCycle) && !stale {
+			t.Fatalf("cycle %d: %d dead keys left, stale = false", cycles, m.Len())
+		}
+	}
+	if _, stale := m.ExpireShards(now, m.NumShards(), nil); stale {
+		t.Fatal("empty map reported stale")
+	}
+}
+
+// A shard visit walks a bounded number of slots even when no key with a
+// TTL is dead, and a map of live keys is never stale.
+func TestExpireShardsLiveKeysNotStale(t *testing.T) {
+	m := New(4)
+	const now = 1000 * sec
+	for i := 0; i < 10000; i++ {
+		put(m, fmt.Sprintf("live:%d", i), IntEntry(now+sec, now+sec))
+		put(m, fmt.Sprintf("keep:%d", i), IntEntry(1, 0))
+	}
+	for c := 0; c < 10; c++ {
+		if removed, stale := m.ExpireShards(now, m.NumShards(), nil); removed != 0 || stale {
+			t.Fatalf("removed %d stale %v, want 0 false", removed, stale)
+		}
+	}
+	// One dead key among many live ones is found by repeated cycles.
+	put(m, "dead", IntEntry(now-1, now-1))
+	for c := 0; m.Len() > 20000; c++ {
+		if c > 1000 {
+			t.Fatal("the dead key was never found")
+		}
+		m.ExpireCycle(now, m.NumShards())
+	}
+}
+
+func TestMemoryBytes(t *testing.T) {
+	m := New(4)
+	if b := m.MemoryBytes(); b != 0 {
+		t.Fatalf("empty map: %d bytes", b)
+	}
+	const now = 1000 * sec
+	for i := 0; i < 10000; i++ {
+		put(m, fmt.Sprintf("key:%012d", i), IntEntry(now-1, now-1))
+	}
+	put(m, "big", BytesEntry(make([]byte, 5000), now-1))
+	if b := m.MemoryBytes(); b < 10000*(16+17) || b > 10000*200 {
+		t.Fatalf("10^4 keys: %d bytes", b)
+	}
+	for m.Len() > 0 {
+		m.ExpireCycle(now, m.NumShards())
+	}
+	if b := m.MemoryBytes(); b != 0 {
+		t.Fatalf("after every key expired: %d bytes, want 0 (tables freed)", b)
+	}
+}
+
+// stop ends a visit between sampling rounds: a caller's time budget bounds
+// the work to about one round past it.
+func TestExpireShardsStop(t *testing.T) {
+	m := New(1)
+	const now = 1000 * sec
+	for i := 0; i < 10000; i++ {
+		put(m, fmt.Sprintf("key:%d", i), IntEntry(now-1, now-1))
+	}
+	calls := 0
+	removed, more := m.ExpireShards(now, 1, func() bool { calls++; return calls > 2 })
+	if removed != 3*sampleSize || !more {
+		t.Fatalf("removed %d more %v; want %d true (three rounds, then stopped)", removed, more, 3*sampleSize)
+	}
+	// The first round of a visit always runs, so a cycle makes progress
+	// even when the budget is already spent.
+	removed, more = m.ExpireShards(now, 1, func() bool { return true })
+	if removed != sampleSize || !more {
+		t.Fatalf("removed %d more %v; want %d true", removed, more, sampleSize)
+	}
+}

@@ -469,6 +469,19 @@ func (t *table) eachLive(now int64, fn func(key []byte, e Entry) bool) {
 	}
 }
 
+// memoryBytes returns the bytes the table holds: its slot array and arena
+// by capacity, and the records and objects kept outside the arena (byte
+// records by capacity, other objects by one interface word pair each).
+func (t *table) memoryBytes() int64 {
+	n := int64(cap(t.slots))*16 + int64(cap(t.arena)) + int64(cap(t.objs))*16 + int64(cap(t.freeObj))*8
+	for _, o := range t.objs {
+		if b, ok := o.([]byte); ok {
+			n += int64(cap(b))
+		}
+	}
+	return n
+}
+
 // reset empties the table, keeping nothing.
 func (t *table) reset() {
 	t.freeSlots(t.slots, t.mapped)

@@ -9,6 +9,11 @@
 //
 //	loadgen -mode turnstile -n 1000000   # CL.THROTTLE <key> 0 1 3600
 //	loadgen -mode redis -n 1000000       # SET <key> <19-digit ns> PX 3600000
+//	loadgen -mode turnstile -ttl 5 ...   # CL.THROTTLE <key> 0 1 5: gone in 5 s
+//	loadgen -mode redis -ttl 5 ...       # SET <key> <ns> PX 5000
+//
+// -ttl sets the period (and so the TTL) of every key, in seconds; the
+// expiry part of bench/run.sh uses a short one so that all keys expire.
 package main
 
 import (
@@ -22,10 +27,11 @@ import (
 )
 
 func main() {
-	mode := flag.String("mode", "turnstile", "turnstile: CL.THROTTLE <key> 0 1 3600; redis: SET <key> <ns> PX 3600000")
+	mode := flag.String("mode", "turnstile", "turnstile: CL.THROTTLE <key> 0 1 <ttl>; redis: SET <key> <ns> PX <ttl in ms>")
 	n := flag.Int("n", 1000000, "number of distinct keys")
+	ttl := flag.Int("ttl", 3600, "seconds until each key expires (the limiter's period)")
 	flag.Parse()
-	if *n < 0 || *n > 1e12 || flag.NArg() > 0 {
+	if *n < 0 || *n > 1e12 || *ttl < 1 || *ttl > 1e9 || flag.NArg() > 0 {
 		flag.Usage()
 		os.Exit(2)
 	}
@@ -33,11 +39,12 @@ func main() {
 	var err error
 	switch *mode {
 	case "turnstile":
-		err = writeThrottle(w, *n)
+		err = writeThrottle(w, *n, *ttl)
 	case "redis":
-		// The TAT a fresh "0 1 3600" limiter stores: now + 1 h, in Unix ns
+		// The TAT a fresh "0 1 <ttl>" limiter stores: now + ttl, in Unix ns
 		// (19 digits until 2286).
-		err = writeSet(w, *n, time.Now().Add(time.Hour).UnixNano())
+		d := time.Duration(*ttl) * time.Second
+		err = writeSet(w, *n, time.Now().Add(d).UnixNano(), d.Milliseconds())
 	default:
 		fmt.Fprintf(os.Stderr, "loadgen: unknown -mode %q\n", *mode)
 		os.Exit(2)
@@ -71,13 +78,15 @@ func bulk(dst, s []byte) []byte {
 	return append(dst, "\r\n"...)
 }
 
-func writeThrottle(w io.Writer, n int) error {
+func writeThrottle(w io.Writer, n, ttl int) error {
 	var buf, k []byte
+	period := []byte(strconv.Itoa(ttl))
 	for i := 0; i < n; i++ {
 		k = key(k[:0], i)
 		buf = append(buf[:0], "*5\r\n$11\r\nCL.THROTTLE\r\n"...)
 		buf = bulk(buf, k)
-		buf = append(buf, "$1\r\n0\r\n$1\r\n1\r\n$4\r\n3600\r\n"...)
+		buf = append(buf, "$1\r\n0\r\n$1\r\n1\r\n"...)
+		buf = bulk(buf, period)
 		if _, err := w.Write(buf); err != nil {
 			return err
 		}
@@ -85,8 +94,9 @@ func writeThrottle(w io.Writer, n int) error {
 	return nil
 }
 
-func writeSet(w io.Writer, n int, tat int64) error {
+func writeSet(w io.Writer, n int, tat, ttlMS int64) error {
 	var buf, k, v []byte
+	px := strconv.AppendInt(nil, ttlMS, 10)
 	for i := 0; i < n; i++ {
 		k = key(k[:0], i)
 		// A distinct value per key, as real TATs would be.
@@ -94,7 +104,8 @@ func writeSet(w io.Writer, n int, tat int64) error {
 		buf = append(buf[:0], "*5\r\n$3\r\nSET\r\n"...)
 		buf = bulk(buf, k)
 		buf = bulk(buf, v)
-		buf = append(buf, "$2\r\nPX\r\n$7\r\n3600000\r\n"...)
+		buf = append(buf, "$2\r\nPX\r\n"...)
+		buf = bulk(buf, px)
 		if _, err := w.Write(buf); err != nil {
 			return err
 		}

@@ -38,6 +38,9 @@ type row struct {
 	fileBytes  float64 // snapshot or log size
 	serverSecs float64 // load time the server logged
 	bgsaves    int     // snapshots completed during a benchmark run
+	// Expiry part (EXPIRE=1); optional column.
+	rssPeak    float64 // highest RSS seen while the keys were loaded
+	rssPreload float64 // RSS just before loading them (after the baseline probe)
 }
 
 // rssPerKey and heapPerKey are the growth per loaded key, in bytes.
@@ -132,6 +135,9 @@ func readCSV(path string) ([]row, error) {
 			fileBytes:  num("file_bytes"),
 			serverSecs: num("server_s"),
 			bgsaves:    int(num("bgsaves")),
+
+			rssPeak:    num("rss_peak"),
+			rssPreload: num("rss_preload"),
 		}
 		if perr != nil {
 			return nil, perr

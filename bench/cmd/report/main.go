@@ -229,13 +229,14 @@ func markdown(res results, m meta, cmds []command, charts map[string]string) str
 	memoryTable(&b, res)
 	scalingTables(&b, res, charts)
 	persistSection(&b, res, m, cmds, charts)
+	expireSection(&b, res, cmds)
 
 	w("## Commands\n\n")
 	w("Exactly as run (ports are the free loopback ports of this run). Every main and connection-scaling run\n")
 	w("is preceded by `FLUSHALL`; the key-scaling runs keep the keys loaded just before them.\n")
 	w("The Lua scripts are `bench/lua/gcra.lua` and `bench/lua/token_bucket.lua`, loaded with `SCRIPT LOAD`.\n")
-	if hasPhase(res, "persist", "snapshot", "snaplat") {
-		w("The persistence part's commands are in its own section above.\n")
+	if hasPhase(res, "persist", "snapshot", "snaplat", "expire") {
+		w("The persistence and expiry parts' commands are in their own sections above.\n")
 	}
 	w("\n")
 	phases := []struct{ phase, title string }{
@@ -314,6 +315,7 @@ func headline(b *strings.Builder, res results) {
 	} else {
 		w("| 10⁷ keys: ≤ 0.7 GB RSS, throughput ≥ 0.8× that at 10⁵ | not measured (SCALING=1 SCALING_MAX=7) | |\n")
 	}
+	expireHeadline(w, res)
 	w("\nFor context (not targets):\n\n")
 	for _, c := range []struct {
 		what     string

@@ -1,0 +1,72 @@
+package server
+
+import "time"
+
+// Active expiry runs in short slices so that clients never wait long for
+// it: with GOMAXPROCS=1 a slice holds the only P, and every request that
+// arrives meanwhile waits for it. A slice visits shards one at a time and
+// stops once expireSliceBudget has passed, checked between sampling rounds
+// (a round removes at most 20 keys), so it lasts about its budget plus one
+// round, or plus one table rebuild when a shrinking table is rebuilt in that
+// round. Normally one slice runs every 1/Hz and finishes a full pass over
+// every database's shards well within its budget. When a slice had to stop
+// early, or a shard it visited is still mostly dead (a mass expiry), the
+// next slice follows after expireDuty times the slice's length instead:
+// active expiry then uses about 1/(1+expireDuty) of a core, like Redis's 25%
+// for its slow cycle, in slices short enough not to stall clients for long.
+const (
+	expireSliceBudget = 250 * time.Microsecond
+	expireDuty        = 3
+	expireMinGap      = 200 * time.Microsecond
+)
+
+// expireLoop runs active expiry until the server stops.
+func (s *Server) expireLoop() {
+	period := time.Second / time.Duration(s.cfg.Hz)
+	t := time.NewTimer(period)
+	defer t.Stop()
+	var e expirer
+	for {
+		select {
+		case <-s.stop:
+			return
+		case <-t.C:
+		}
+		start := time.Now()
+		next := period
+		if e.slice(s, start) {
+			next = max(expireDuty*time.Since(start), expireMinGap)
+		}
+		t.Reset(next)
+	}
+}
+
+// expirer remembers where the last slice stopped. Only expireLoop uses it.
+type expirer struct {
+	db int // database the next slice starts with
+}
+
+// slice runs active expiry for up to expireSliceBudget from start: at most
+// one full pass over every shard of every database with keys to expire,
+// starting where the last slice stopped. It reports whether to come back
+// soon: the budget ran out before the pass ended, or a shard is still
+// stale.
+func (e *expirer) slice(s *Server, start time.Time) (more bool) {
+	now := s.clock.Now()
+	stop := func() bool { return time.Since(start) >= expireSliceBudget }
+	for range s.dbs {
+		if e.db >= len(s.dbs) {
+			e.db = 0
+		}
+		db := s.dbs[e.db]
+		for j := 0; j < db.NumShards() && db.Expires() > 0; j++ {
+			if stop() {
+				return true
+			}
+			_, again := db.ExpireShards(now, 1, stop)
+			more = more || again
+		}
+		e.db++
+	}
+	return more
+}
