@@ -20,6 +20,14 @@ const testEpoch = int64(1_700_000_000_000_000_000)
 // adjust the config.
 func newTestServer(t testing.TB, mod ...func(*Config)) (*Server, string, *clock.Manual) {
 	t.Helper()
+	s, addr, clk, _ := newTestServerStopped(t, mod...)
+	return s, addr, clk
+}
+
+// newTestServerStopped is newTestServer that also returns a channel closed
+// when Serve has returned (after the shutdown save, if any).
+func newTestServerStopped(t testing.TB, mod ...func(*Config)) (*Server, string, *clock.Manual, <-chan struct{}) {
+	t.Helper()
 	clk := clock.NewManual(testEpoch)
 	s, addr, done := startServer(t, func(c *Config) {
 		c.Clock = clk
@@ -27,25 +35,31 @@ func newTestServer(t testing.TB, mod ...func(*Config)) (*Server, string, *clock.
 			m(c)
 		}
 	})
+	stopped := make(chan struct{})
+	var serveErr error
+	go func() {
+		serveErr = <-done
+		close(stopped)
+	}()
 	select {
 	case <-s.Ready():
-	case err := <-done:
-		t.Fatalf("server stopped while loading: %v", err)
+	case <-stopped:
+		t.Fatalf("server stopped while loading: %v", serveErr)
 	case <-time.After(10 * time.Second):
 		t.Fatal("server did not finish loading")
 	}
 	t.Cleanup(func() {
 		s.Close()
 		select {
-		case err := <-done:
-			if err != nil {
-				t.Errorf("serve: %v", err)
+		case <-stopped:
+			if serveErr != nil {
+				t.Errorf("serve: %v", serveErr)
 			}
 		case <-time.After(5 * time.Second):
 			t.Errorf("server did not stop")
 		}
 	})
-	return s, addr, clk
+	return s, addr, clk, stopped
 }
 
 // startServer builds a test config (free port, 16 shards, logs discarded),

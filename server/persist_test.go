@@ -22,6 +22,8 @@ type restartable struct {
 	mod func(*Config)
 	srv *Server
 	rc  *rawConn
+
+	stopped <-chan struct{} // closed when srv's Serve has returned
 }
 
 func newRestartable(t *testing.T, mod func(*Config)) *restartable {
@@ -32,14 +34,14 @@ func newRestartable(t *testing.T, mod func(*Config)) *restartable {
 
 func (r *restartable) start() {
 	r.t.Helper()
-	s, addr, _ := newTestServer(r.t, func(c *Config) {
+	s, addr, _, stopped := newTestServerStopped(r.t, func(c *Config) {
 		c.Clock = r.clk
 		c.Persist.Dir = r.dir
 		if r.mod != nil {
 			r.mod(c)
 		}
 	})
-	r.srv, r.rc = s, dialRaw(r.t, addr)
+	r.srv, r.rc, r.stopped = s, dialRaw(r.t, addr), stopped
 }
 
 // restart shuts the server down cleanly (as SIGTERM does) and starts a new one.
@@ -59,6 +61,13 @@ func (r *restartable) waitStopped() {
 		time.Sleep(5 * time.Millisecond)
 	}
 	r.srv.wg.Wait()
+	// Serve returns after the shutdown save: the next server must not load
+	// the directory before that.
+	select {
+	case <-r.stopped:
+	case <-time.After(10 * time.Second):
+		r.t.Fatal("Serve did not return")
+	}
 }
 
 func (r *restartable) expect(want string, args ...string) {
