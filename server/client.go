@@ -40,6 +40,7 @@ type client struct {
 	quit   bool        // close after writing the pending replies
 	killed atomic.Bool // set by kill (shared): the connection is to end
 
+	fd        int       // the socket, inside serveRaw's callback; else -1
 	recheckAt time.Time // read deadline armed after a short read (serveRaw)
 	ctx       Ctx       // reused for every command, so a call does not allocate one
 	calls     uint64    // commands run, for sampling their duration
@@ -67,6 +68,7 @@ func newClient(s *Server, nc net.Conn) *client {
 		created: s.clock.Now(),
 		addr:    nc.RemoteAddr().String(),
 		laddr:   nc.LocalAddr().String(),
+		fd:      -1,
 	}
 	c.authed = *s.requirePass.Load() == ""
 	c.setProto(2)
@@ -149,6 +151,8 @@ func (c *client) serveRaw(rc syscall.RawConn) error {
 	var ioErr error
 	done := false
 	read := func(fd uintptr) bool {
+		c.fd = int(fd)
+		defer func() { c.fd = -1 }()
 		for {
 			if c.killed.Load() {
 				ioErr = net.ErrClosed
@@ -159,7 +163,7 @@ func (c *client) serveRaw(rc syscall.RawConn) error {
 				ioErr = err
 				return true
 			}
-			n, err := syscall.Read(int(fd), b)
+			n, err := rawRead(fd, b)
 			switch {
 			case err == syscall.EINTR:
 				continue
@@ -295,13 +299,38 @@ func (c *client) flush() bool {
 	if len(c.w.b) == 0 {
 		return true
 	}
-	_, err := c.conn.Write(c.w.b)
+	var err error
+	if c.fd >= 0 {
+		err = c.writeRaw(c.w.b)
+	} else {
+		_, err = c.conn.Write(c.w.b)
+	}
 	if cap(c.w.b) > 4*maxPendingReply {
 		c.w.b = nil // do not keep a huge reply buffer around
 	} else {
 		c.w.b = c.w.b[:0]
 	}
 	return err == nil
+}
+
+// writeRaw writes b to the socket with raw system calls (see rawRead), and
+// leaves it to net.Conn.Write, which waits for room, when the socket's
+// buffer is full. Only inside serveRaw's callback, where c.fd is valid.
+func (c *client) writeRaw(b []byte) error {
+	for len(b) > 0 {
+		n, err := rawWrite(c.fd, b)
+		switch {
+		case err == syscall.EINTR:
+			continue
+		case err == syscall.EAGAIN:
+			_, err = c.conn.Write(b)
+			return err
+		case err != nil:
+			return err
+		}
+		b = b[n:]
+	}
+	return nil
 }
 
 // setProto switches the reply protocol (2 or 3).

@@ -286,3 +286,40 @@ func TestConnShutdownWithIdleClients(t *testing.T) {
 	}
 	c.expectClosed()
 }
+
+// Replies larger than the socket buffers, to a client that reads slowly:
+// the server's write finds the socket full and must wait for room, then
+// finish the reply, byte for byte.
+func TestConnLargeRepliesToSlowReader(t *testing.T) {
+	_, addr, _ := newTestServer(t)
+	c := dialRaw(t, addr)
+	val := strings.Repeat("abcdefghij", 200_000) // 2 MB
+	if got := c.do("SET", "big", val); got != "+OK\r\n" {
+		t.Fatal(got)
+	}
+	const n = 4
+	c.send(strings.Repeat(encodeCommand("GET", "big"), n) + encodeCommand("PING"))
+	time.Sleep(50 * time.Millisecond) // let the server fill the socket buffers
+	c.c.SetReadDeadline(time.Now().Add(20 * time.Second))
+	want := fmt.Sprintf("$%d\r\n%s\r\n", len(val), val)
+	buf := make([]byte, len(want))
+	for i := 0; i < n; i++ {
+		for off := 0; off < len(buf); {
+			k := min(len(buf)-off, 64<<10)
+			m, err := io.ReadFull(c.br, buf[off:off+k])
+			if err != nil {
+				t.Fatalf("reply %d: %v", i, err)
+			}
+			off += m
+			if off%(512<<10) < k {
+				time.Sleep(2 * time.Millisecond)
+			}
+		}
+		if string(buf) != want {
+			t.Fatalf("reply %d differs", i)
+		}
+	}
+	if got := c.readReply(); got != "+PONG\r\n" {
+		t.Fatal(got)
+	}
+}
