@@ -5,10 +5,13 @@ import (
 	"errors"
 	"io"
 	"net"
+	"os"
 	"runtime"
 	"strconv"
 	"sync"
 	"sync/atomic"
+	"syscall"
+	"time"
 
 	"github.com/turnstile/turnstile/persistence"
 	"github.com/turnstile/turnstile/shards"
@@ -34,9 +37,13 @@ type client struct {
 	authed bool // passed AUTH (or no password is set)
 	multi  *multiState
 	watch  *watchState
-	quit   bool   // close after writing the pending replies
-	ctx    Ctx    // reused for every command, so a call does not allocate one
-	calls  uint64 // commands run, for sampling their duration
+	quit   bool        // close after writing the pending replies
+	killed atomic.Bool // set by kill (shared): the connection is to end
+
+	fd        int       // the socket, inside serveRaw's callback; else -1
+	recheckAt time.Time // read deadline armed after a short read (serveRaw)
+	ctx       Ctx       // reused for every command, so a call does not allocate one
+	calls     uint64    // commands run, for sampling their duration
 
 	clockNow  int64 // the server clock when last read for a command
 	clockUses int   // commands that used clockNow; 0: read the clock again
@@ -70,6 +77,7 @@ func newClient(s *Server, nc net.Conn) *client {
 		created: s.clock.Now(),
 		addr:    nc.RemoteAddr().String(),
 		laddr:   nc.LocalAddr().String(),
+		fd:      -1,
 	}
 	c.authed = *s.requirePass.Load() == ""
 	c.setProto(2)
@@ -85,44 +93,200 @@ func (s *Server) serveConn(c *client) {
 		c.conn.Close()
 		s.removeClient(c)
 	}()
-	for {
-		for !c.quit {
-			args, ok, err := c.rd.next(!c.authed)
-			if err != nil {
-				var pe *ProtocolError
-				if errors.As(err, &pe) {
-					c.w.Error("ERR " + pe.Error())
-					s.log.Debug("protocol error", "client", c.addr, "err", pe.Msg)
-				}
-				c.quit = true
-				break
-			}
-			if !ok {
-				break
-			}
-			if len(args) > 0 {
-				if c.authed {
-					c.prefetchAhead()
-				}
-				s.handle(c, args)
-			}
-			if len(c.w.b) >= maxPendingReply {
-				if !c.syncLog() || !c.flush() {
-					return
-				}
-			}
+	var err error
+	if sc, ok := c.conn.(syscall.Conn); ok {
+		if rc, rerr := sc.SyscallConn(); rerr == nil {
+			err = c.serveRaw(rc)
+		} else {
+			err = c.serveStream()
 		}
-		if !c.syncLog() || !c.flush() || c.quit {
-			return
+	} else {
+		err = c.serveStream()
+	}
+	if err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, net.ErrClosed) && !c.killed.Load() {
+		s.log.Debug("closing client", "client", c.addr, "err", err)
+	}
+}
+
+// serveStream is the connection loop over net.Conn.Read, for connections
+// that have no file descriptor (net.Pipe in tests). It returns why the
+// connection ends (nil after QUIT or a protocol error).
+func (c *client) serveStream() error {
+	for c.process() {
+		if c.killed.Load() {
+			return net.ErrClosed
 		}
-		c.clockUses = 0
 		if err := c.rd.fill(c.conn); err != nil {
-			if !errors.Is(err, io.EOF) && !errors.Is(err, net.ErrClosed) {
-				s.log.Debug("closing client", "client", c.addr, "err", err)
-			}
-			return
+			return err
 		}
 	}
+	return nil
+}
+
+// serveRaw is the connection loop for sockets. It saves the system call a
+// net.Conn.Read loop spends per request on a read that only returns EAGAIN:
+// a read that returned less than it asked for emptied the socket, so after
+// running the requests and writing the replies the loop waits for the
+// socket to become readable instead of reading again.
+//
+// The loop runs inside RawConn.Read, and that is what makes the wait safe
+// with Go's edge-triggered poller. RawConn.Read clears the descriptor's
+// readiness once, before its first call of the callback, and then
+// alternates: callback, wait for readiness, callback, ... Readiness that
+// arrives after the clearing is kept until the next wait consumes it. So
+// each wait must follow a read, made after the clearing, that emptied the
+// socket; a new RawConn.Read per request would clear readiness that data
+// arriving since the last read had set, and that data would sit unread. The
+// callback therefore always reads first (also after a spurious wake-up,
+// where the read returns EAGAIN and it waits again), waits only after a
+// short read or EAGAIN, and reads again at once after a read that filled
+// the free space (more may be queued).
+//
+// A short read proves that no data is queued, but not that nothing else is
+// pending: a FIN (or reset) that arrived with the last data is reported by
+// the next read, and its readiness was used up by the wake-up that read the
+// data. No further event comes, so after a short read the loop arms a read
+// deadline (idleRecheck ahead, renewed only when half of it is gone): when
+// it expires the loop leaves RawConn.Read and enters it again, which reads
+// before it waits. An idle connection thus makes one more read, and a peer's
+// close that came with its last request is seen within idleRecheck; the
+// next wait, after a read that returned EAGAIN, needs no deadline.
+//
+// While the callback runs, the connection holds the descriptor's read lock,
+// and net.Conn.Close would block until the loop returns; so the server ends
+// a connection with kill (a flag and an expired deadline), never by closing
+// it from another goroutine.
+func (c *client) serveRaw(rc syscall.RawConn) error {
+	var ioErr error
+	done := false
+	read := func(fd uintptr) bool {
+		c.fd = int(fd)
+		defer func() { c.fd = -1 }()
+		for {
+			if c.killed.Load() {
+				ioErr = net.ErrClosed
+				return true
+			}
+			b, err := c.rd.space()
+			if err != nil {
+				ioErr = err
+				return true
+			}
+			n, err := rawRead(fd, b)
+			switch {
+			case err == syscall.EINTR:
+				continue
+			case err == syscall.EAGAIN:
+				return false // nothing queued: wait for readability
+			case err != nil:
+				ioErr = err
+				return true
+			case n == 0:
+				ioErr = io.EOF
+				return true
+			}
+			c.rd.advance(n)
+			if !c.process() {
+				done = true
+				return true
+			}
+			if n < len(b) { // the socket was empty: wait, then read
+				if err := c.armRecheck(); err != nil {
+					ioErr = err
+					return true
+				}
+				return false
+			}
+		}
+	}
+	for {
+		err := rc.Read(read)
+		switch {
+		case ioErr != nil:
+			return ioErr
+		case done:
+			return nil
+		case errors.Is(err, os.ErrDeadlineExceeded) && !c.killed.Load():
+			// The recheck deadline: enter again, which reads first.
+			c.recheckAt = time.Time{}
+			if err := c.conn.SetReadDeadline(time.Time{}); err != nil {
+				return err
+			}
+			if c.killed.Load() { // kill's deadline may just have been cleared
+				return net.ErrClosed
+			}
+		case err == nil:
+			return nil
+		default:
+			return err
+		}
+	}
+}
+
+// idleRecheck is how long a connection waits for input after a short read
+// before it reads once more (see serveRaw).
+const idleRecheck = 200 * time.Millisecond
+
+// armRecheck makes sure a read deadline at most idleRecheck ahead is set.
+func (c *client) armRecheck() error {
+	now := time.Now()
+	if c.recheckAt.Sub(now) >= idleRecheck/2 {
+		return nil
+	}
+	c.recheckAt = now.Add(idleRecheck)
+	if err := c.conn.SetReadDeadline(c.recheckAt); err != nil {
+		return err
+	}
+	// kill sets its flag before its deadline: if this deadline replaced
+	// kill's, the flag is already visible here.
+	if c.killed.Load() {
+		return net.ErrClosed
+	}
+	return nil
+}
+
+// process runs every complete request in the input buffer, then writes the
+// replies (once the log holds what they acknowledge). false means the
+// connection is to be closed: QUIT, a protocol error, a failed write.
+func (c *client) process() bool {
+	s := c.s
+	c.clockUses = 0 // new input: commands read the clock afresh
+	for !c.quit {
+		args, ok, err := c.rd.next(!c.authed)
+		if err != nil {
+			var pe *ProtocolError
+			if errors.As(err, &pe) {
+				c.w.Error("ERR " + pe.Error())
+				s.log.Debug("protocol error", "client", c.addr, "err", pe.Msg)
+			}
+			c.quit = true
+			break
+		}
+		if !ok {
+			break
+		}
+		if len(args) > 0 {
+			if c.authed {
+				c.prefetchAhead()
+			}
+			s.handle(c, args)
+		}
+		if len(c.w.b) >= maxPendingReply {
+			if !c.syncLog() || !c.flush() {
+				return false
+			}
+		}
+	}
+	return c.syncLog() && c.flush() && !c.quit
+}
+
+// kill ends the connection from another goroutine: the connection's loop
+// sees the flag before its next read, and the expired deadline wakes it
+// from a wait for input or for room to write. The loop closes the socket
+// itself. kill does not block.
+func (c *client) kill() {
+	c.killed.Store(true)
+	c.conn.SetDeadline(time.Unix(1, 0))
 }
 
 // clockBatch is how many commands of one pipelined batch may share a
@@ -213,13 +377,38 @@ func (c *client) flush() bool {
 	if len(c.w.b) == 0 {
 		return true
 	}
-	_, err := c.conn.Write(c.w.b)
+	var err error
+	if c.fd >= 0 {
+		err = c.writeRaw(c.w.b)
+	} else {
+		_, err = c.conn.Write(c.w.b)
+	}
 	if cap(c.w.b) > 4*maxPendingReply {
 		c.w.b = nil // do not keep a huge reply buffer around
 	} else {
 		c.w.b = c.w.b[:0]
 	}
 	return err == nil
+}
+
+// writeRaw writes b to the socket with raw system calls (see rawRead), and
+// leaves it to net.Conn.Write, which waits for room, when the socket's
+// buffer is full. Only inside serveRaw's callback, where c.fd is valid.
+func (c *client) writeRaw(b []byte) error {
+	for len(b) > 0 {
+		n, err := rawWrite(c.fd, b)
+		switch {
+		case err == syscall.EINTR:
+			continue
+		case err == syscall.EAGAIN:
+			_, err = c.conn.Write(b)
+			return err
+		case err != nil:
+			return err
+		}
+		b = b[n:]
+	}
+	return nil
 }
 
 // setProto switches the reply protocol (2 or 3).

@@ -89,8 +89,27 @@ func newReader(lim Limits) *reader {
 
 // fill reads more input from src, compacting or growing the buffer first.
 func (rd *reader) fill(src io.Reader) error {
-	// next has returned every request parsed ahead (it reads more only
-	// then); the buffer may now move.
+	b, err := rd.space()
+	if err != nil {
+		return err
+	}
+	n, err := src.Read(b)
+	rd.w += n
+	if n > 0 {
+		return nil
+	}
+	if err == nil {
+		err = io.ErrNoProgress
+	}
+	return err
+}
+
+// space makes room for more input, compacting or growing the buffer, and
+// returns the free part of it (at least minReadSpace bytes). The caller
+// reads into it and then records what it read with advance.
+func (rd *reader) space() ([]byte, error) {
+	// next has returned every request parsed ahead (more input is read
+	// only then), so the buffer may now move.
 	rd.aheadLo, rd.aheadHi = 0, 0
 	if rd.r == rd.w {
 		rd.r, rd.w = 0, 0
@@ -105,7 +124,7 @@ func (rd *reader) fill(src io.Reader) error {
 		}
 		if len(rd.buf)-rd.w < minReadSpace {
 			if int64(rd.w) >= rd.lim.MaxQueryBuf {
-				return errQueryBufLimit
+				return nil, errQueryBufLimit
 			}
 			n := min(int64(2*len(rd.buf)), rd.lim.MaxQueryBuf+minReadSpace)
 			nb := make([]byte, n)
@@ -113,16 +132,11 @@ func (rd *reader) fill(src io.Reader) error {
 			rd.buf = nb
 		}
 	}
-	n, err := src.Read(rd.buf[rd.w:])
-	rd.w += n
-	if n > 0 {
-		return nil
-	}
-	if err == nil {
-		err = io.ErrNoProgress
-	}
-	return err
+	return rd.buf[rd.w:], nil
 }
+
+// advance records n bytes read into the slice space returned.
+func (rd *reader) advance(n int) { rd.w += n }
 
 // next returns the next complete request. ok is false when more input is
 // needed. An empty request (blank inline line, "*0") is consumed and

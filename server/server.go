@@ -264,7 +264,7 @@ func (s *Server) Close() error {
 		s.ln.Close()
 	}
 	for _, c := range s.clients {
-		c.conn.Close()
+		c.kill()
 	}
 	return nil
 }
