@@ -45,9 +45,6 @@ type client struct {
 	ctx       Ctx       // reused for every command, so a call does not allocate one
 	calls     uint64    // commands run, for sampling their duration
 
-	clockNow  int64 // the server clock when last read for a command
-	clockUses int   // commands that used clockNow; 0: read the clock again
-
 	// The last command name looked up and what it named: a pipeline
 	// usually repeats one command, and comparing bytes is cheaper than the
 	// table's case-folding map lookup.
@@ -287,27 +284,6 @@ func (c *client) process() bool {
 func (c *client) kill() {
 	c.killed.Store(true)
 	c.conn.SetDeadline(time.Unix(1, 0))
-}
-
-// clockBatch is how many commands of one pipelined batch may share a
-// reading of the server clock.
-const clockBatch = 16
-
-// commandTime returns the time a command runs at. Commands that arrived
-// together in one read from the socket share a clock reading, up to
-// clockBatch of them, like requests handled in one pass of Redis's event
-// loop: in a VM a clock read costs as much as a GCRA decision. The reading
-// is at most microseconds old (the batch was already waiting in the socket
-// buffer then), it is taken again after every read from the socket, and
-// time never goes backwards for a connection.
-func (c *client) commandTime() int64 {
-	if c.clockUses == 0 {
-		c.clockNow = c.s.clock.Now()
-	}
-	if c.clockUses++; c.clockUses == clockBatch {
-		c.clockUses = 0
-	}
-	return c.clockNow
 }
 
 // lookupCommand is s.table.Lookup, remembering the last name.

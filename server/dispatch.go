@@ -169,12 +169,7 @@ func (l *lockSet) unlock(s *Server) {
 // error, and the server keeps running.
 func (s *Server) call(c *client, cmd *Command, args [][]byte) {
 	x := &c.ctx
-	c.calls++
-	sampled := c.calls%timingSample == 0
-	if sampled {
-		c.clockUses = 0 // time this call from a fresh clock reading
-	}
-	*x = Ctx{s: s, c: c, cmd: cmd, args: args, now: c.commandTime(), db: s.dbs[c.db], w: &c.w}
+	*x = Ctx{s: s, c: c, cmd: cmd, args: args, now: s.clock.Now(), db: s.dbs[c.db], w: &c.w}
 	c.lastCmd.Store(cmd)
 	var keyBuf [8]int
 	pos := cmd.keyPositions(args, keyBuf[:0])
@@ -211,7 +206,7 @@ func (s *Server) call(c *client, cmd *Command, args [][]byte) {
 	// timingSample, scaled up): reading the clock twice per command costs
 	// more than the fastest commands themselves.
 	var usec int64
-	if sampled {
+	if c.calls++; c.calls%timingSample == 0 {
 		usec = (s.clock.Now() - x.now) / 1000 * timingSample
 	}
 	s.stats.record(cmd, usec)
