@@ -247,7 +247,6 @@ func (c *client) armRecheck() error {
 // connection is to be closed: QUIT, a protocol error, a failed write.
 func (c *client) process() bool {
 	s := c.s
-	c.clockUses = 0 // new input: commands read the clock afresh
 	for !c.quit {
 		args, ok, err := c.rd.next(!c.authed)
 		if err != nil {
