@@ -382,32 +382,26 @@ func (t *table) maybeShrink() bool {
 	if len(t.slots) <= 4*minSlots || t.n*8 >= len(t.slots) {
 		return false
 	}
-	old, oldMapped := t.slots, t.mapped
-	t.init(max(minSlots, 2*t.n))
-	for _, s := range old {
-		if s.meta == 0 {
-			continue
-		}
-		i := t.ideal(s.meta)
-		for t.slots[i].meta != 0 {
-			i = t.next(i)
-		}
-		t.slots[i] = s
-	}
-	t.freeSlots(old, oldMapped)
+	t.resize(max(minSlots, 2*t.n))
 	t.compact()
 	return true
 }
 
-// grow enlarges the slot array by half, placing each slot by its tag.
-// Slots are re-placed in order of ideal index, starting after an empty slot,
-// so each probe run is rebuilt in order.
+// grow enlarges the slot array by half.
 func (t *table) grow() {
-	old, oldMapped := t.slots, t.mapped
-	if len(old) >= maxSlots {
+	if len(t.slots) >= maxSlots {
 		panic("shards: a shard table exceeds 2^24 slots; configure more shards")
 	}
-	t.init(min(len(old)+len(old)/2, maxSlots))
+	t.resize(min(len(t.slots)+len(t.slots)/2, maxSlots))
+}
+
+// resize moves every slot into a fresh array of at least nslots slots,
+// placing each by its tag (no key is rehashed), and frees the old array.
+// Slots are re-placed in order of ideal index, starting after an empty slot
+// (the load factor guarantees one), so each probe run is rebuilt in order.
+func (t *table) resize(nslots int) {
+	old, oldMapped := t.slots, t.mapped
+	t.init(nslots)
 	start := 0
 	for start < len(old) && old[start].meta != 0 {
 		start++
