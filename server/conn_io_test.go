@@ -240,14 +240,7 @@ func TestConnCloseEndsWaitingConnections(t *testing.T) {
 	case <-time.After(5 * time.Second):
 		t.Fatal("Close did not return")
 	}
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Fatalf("serve: %v", err)
-		}
-	case <-time.After(5 * time.Second):
-		t.Fatal("Serve did not return after Close")
-	}
+	waitServe(t, done, "Serve did not return after Close", t.Fatalf)
 	if n := s.Clients(); n != 0 {
 		t.Fatalf("%d clients left", n)
 	}
@@ -276,14 +269,7 @@ func TestConnShutdownWithIdleClients(t *testing.T) {
 	}
 	c := dialRaw(t, addr)
 	c.send(encodeCommand("SHUTDOWN", "NOSAVE"))
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Fatalf("serve: %v", err)
-		}
-	case <-time.After(5 * time.Second):
-		t.Fatal("server did not stop after SHUTDOWN")
-	}
+	waitServe(t, done, "server did not stop after SHUTDOWN", t.Fatalf)
 	c.expectClosed()
 }
 

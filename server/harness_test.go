@@ -36,16 +36,23 @@ func newTestServer(t testing.TB, mod ...func(*Config)) (*Server, string, *clock.
 	}
 	t.Cleanup(func() {
 		s.Close()
-		select {
-		case err := <-done:
-			if err != nil {
-				t.Errorf("serve: %v", err)
-			}
-		case <-time.After(5 * time.Second):
-			t.Errorf("server did not stop")
-		}
+		waitServe(t, done, "server did not stop", t.Errorf)
 	})
 	return s, addr, clk
+}
+
+// waitServe waits up to 5 s for Serve's result on done and reports an
+// error or the timeout (with msg) through fail.
+func waitServe(t testing.TB, done <-chan error, msg string, fail func(string, ...any)) {
+	t.Helper()
+	select {
+	case err := <-done:
+		if err != nil {
+			fail("serve: %v", err)
+		}
+	case <-time.After(5 * time.Second):
+		fail("%s", msg)
+	}
 }
 
 // startServer builds a test config (free port, 16 shards, logs discarded),
