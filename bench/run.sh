@@ -72,13 +72,11 @@ command -v go >/dev/null || die "Go (1.26 or later, see go.mod) must be on PATH;
 mkdir -p "$OUT"
 rm -f "$OUT"/results.csv "$OUT"/commands.tsv "$OUT"/meta.txt "$OUT"/*.log
 
-log "building turnstile, loadgen, report"
+log "building turnstile, loadgen, benchctl, report"
 go build -o "$OUT/turnstile" ./cmd/turnstile
 go build -o "$OUT/loadgen" ./bench/cmd/loadgen
+go build -o "$OUT/benchctl" ./bench/cmd/benchctl
 go build -o "$OUT/report" ./bench/cmd/report
-if [[ $PERSIST == 1 ]]; then
-	go build -o "$OUT/persistctl" ./bench/cmd/persistctl
-fi
 
 # Many connections (-c 1000) need file descriptors on both sides.
 ulimit -n 65536 2>/dev/null || ulimit -n "$(ulimit -Hn)" 2>/dev/null || true
@@ -606,19 +604,15 @@ expire_one() {
 	left=$(rcli "$server" DBSIZE)
 	# DBSIZE every 0.1 s next to the probe, until no more keys are left
 	# than the probe's own: then at least 99.9% of the loaded keys are gone.
+	# benchctl keeps one connection and starts no processes meanwhile: a
+	# shell loop starting redis-cli every 0.1 s doubled the probe's p99.
 	local trace=$OUT/expire-dbsize-$server.txt
-	(
-		while (($(now_ns) - tdead < EXPIRE_TIMEOUT * 1000000000)); do
-			n=$(rcli "$server" DBSIZE) || break
-			echo "$(($(now_ns) - tdead)) $n"
-			((n <= EXPIRE_PROBE_KEYS)) && break
-			sleep 0.1
-		done
-	) >"$trace" &
+	"${CLI_PIN[@]}" "$OUT/benchctl" dbsize-trace -port "$(port_of "$server")" -since "$tdead" \
+		-until "$EXPIRE_PROBE_KEYS" -timeout "$(((EXPIRE_TIMEOUT * 1000000000 - ($(now_ns) - tdead)) / 1000000))ms" >"$trace" &
 	BG_PID=$!
 	bench "$round" expire "$server" "probe expiring" 1 "$CLIENTS" "$N" "$EXPIRE_PROBE_KEYS" keep "${probe[@]}"
 	log "r$round expire $server: $left of $KEYS keys left when the probe started, $(rcli "$server" DBSIZE) when it ended"
-	wait "$BG_PID" || true
+	wait "$BG_PID" || log "WARNING: the DBSIZE trace on $server failed"
 	BG_PID=
 	secs=$(awk -v k="$EXPIRE_PROBE_KEYS" '$2 <= k { printf "%.1f", $1 / 1e9; found = 1; exit } END { if (!found) print "" }' "$trace")
 	[[ -n $secs ]] || log "WARNING: $server still held more than $EXPIRE_PROBE_KEYS keys ${EXPIRE_TIMEOUT} s after the first expiry"
@@ -696,7 +690,7 @@ start_inst() {
 		IPORT[$name]=$port
 		if [[ $mode == ping ]]; then
 			wait_ready "$port" "$pid" && return 0
-		elif out=$(timeout "$LOAD_TIMEOUT" "$OUT/persistctl" ready -port "$port" -since "$t0" -pid "$pid" \
+		elif out=$(timeout "$LOAD_TIMEOUT" "$OUT/benchctl" ready -port "$port" -since "$t0" -pid "$pid" \
 			-timeout "${LOAD_TIMEOUT}s" 2>>"$logf"); then
 			[[ ${out#* } == 1 ]] || die "$name: key:000000000000 missing after loading (EXISTS replied '${out#* }')"
 			LOAD_SECS=${out%% *}
@@ -837,7 +831,7 @@ restart_timed() {
 	csv_row "$round" "$kind" "$workload" "" "" "" "" "" "" snapshot "$keys" "$keys" "$LOAD_SECS" "" "" "" "" "" \
 		"$bytes" "$srv"
 	record_cmd snapshot "$kind" "$workload" "" "" "$keys" \
-		"kill -TERM <pid>; $INST_CMD  # then EXISTS key:000000000000 until not LOADING (bench/out/persistctl ready)"
+		"kill -TERM <pid>; $INST_CMD  # then EXISTS key:000000000000 until not LOADING (bench/out/benchctl ready)"
 	log "r$round $inst $keys keys: $workload: ready after $LOAD_SECS s (server log: ${srv:-?} s), files $bytes B"
 }
 
@@ -877,12 +871,12 @@ persist_snapshot() {
 }
 
 # bgsave_loop start|stop: BENCH_BG hook that keeps BGSAVE running on
-# BENCH_INST for the whole redis-benchmark run (bench/out/persistctl
+# BENCH_INST for the whole redis-benchmark run (bench/out/benchctl
 # bgsave-loop: BGSAVE, wait for rdb_bgsave_in_progress:0, repeat).
 bgsave_loop() {
 	local out=$OUT/bgsave-loop.txt
 	if [[ $1 == start ]]; then
-		timeout "$RUN_TIMEOUT" "${CLI_PIN[@]}" "$OUT/persistctl" bgsave-loop -port "$(port_of "$BENCH_INST")" \
+		timeout "$RUN_TIMEOUT" "${CLI_PIN[@]}" "$OUT/benchctl" bgsave-loop -port "$(port_of "$BENCH_INST")" \
 			-timeout "${RUN_TIMEOUT}s" >"$out" 2>&1 &
 		BG_PID=$!
 		return
@@ -923,7 +917,7 @@ persist_snaplat() {
 		BENCH_INST=
 	done
 	record_cmd snaplat turnstile "BGSAVE loop" "" "" "$k" \
-		"${CLI_PIN[*]} bench/out/persistctl bgsave-loop -port <port>   # during the [BGSAVE loop] runs; SIGTERM after"
+		"${CLI_PIN[*]} bench/out/benchctl bgsave-loop -port <port>   # during the [BGSAVE loop] runs; SIGTERM after"
 }
 
 # Part 2b: the append-only log. Load KEYS keys with the log on (everysec, no
@@ -948,11 +942,11 @@ persist_aof() {
 		((round % 2)) || order=(redis turnstile)
 		for kind in "${order[@]}"; do
 			inst=$(inst_of "$kind" aof)
-			secs=$(timeout "$RUN_TIMEOUT" "$OUT/persistctl" rewrite -port "${IPORT[$inst]}" -timeout "${RUN_TIMEOUT}s") ||
+			secs=$(timeout "$RUN_TIMEOUT" "$OUT/benchctl" rewrite -port "${IPORT[$inst]}" -timeout "${RUN_TIMEOUT}s") ||
 				die "BGREWRITEAOF on $inst failed"
 			csv_row "$round" "$kind" BGREWRITEAOF "" "" "" "" "" "" snapshot "$k" "$k" "$secs"
 			record_cmd snapshot "$kind" BGREWRITEAOF "" "" "$k" \
-				"bench/out/persistctl rewrite -port ${IPORT[$inst]}   # BGREWRITEAOF, then INFO persistence until aof_rewrite_in_progress:0"
+				"bench/out/benchctl rewrite -port ${IPORT[$inst]}   # BGREWRITEAOF, then INFO persistence until aof_rewrite_in_progress:0"
 			log "r$round $inst $k keys: BGREWRITEAOF $secs s"
 		done
 		for kind in "${order[@]}"; do

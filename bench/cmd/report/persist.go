@@ -356,7 +356,7 @@ func persistLatency(b *strings.Builder, res results) {
 	any, _ := res.find("snaplat", "turnstile", "CL.THROTTLE [idle]", 1, 0, 0)
 	w("### Latency during snapshots (-P 1, `-c %d`, ms)\n\n", any.clients)
 	w("The snapshot server above, with its %s keys, right after the load timings. Each round runs the\n", fmtKeys(any.keys))
-	w("command once idle and once while `BGSAVE` runs back to back for the whole run (`bench/cmd/persistctl\n")
+	w("command once idle and once while `BGSAVE` runs back to back for the whole run (`bench/cmd/benchctl\n")
 	w("bgsave-loop`: `BGSAVE`, poll `INFO persistence` every 10 ms until `rdb_bgsave_in_progress:0`, repeat),\n")
 	w("alternating which goes first. The calls write the loaded keys (`-r %d`), so each snapshot has to\n", any.keys)
 	w("preserve the old values while they change: Turnstile `CL.THROTTLE key:__rand_int__ 1000000 1 3600` (a\n")

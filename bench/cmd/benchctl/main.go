@@ -1,21 +1,32 @@
-// Command persistctl drives the persistence part of bench/run.sh
-// (PERSIST=1) against Turnstile or redis-server: it waits for a restarted
-// server to finish loading, times a log rewrite, and keeps snapshots
-// running back to back while redis-benchmark measures latency.
+// Command benchctl drives the parts of bench/run.sh that need a client
+// next to redis-benchmark, against Turnstile or redis-server: for the
+// persistence part (PERSIST=1) it waits for a restarted server to finish
+// loading, times a log rewrite, and keeps snapshots running back to back
+// while redis-benchmark measures latency; for the expiry part (EXPIRE=1)
+// it traces DBSIZE while keys expire.
 //
-//	persistctl ready -port P -since NS [-pid PID] [-key K] [-timeout D]
+// It keeps one connection and does not start processes while it polls: a
+// shell loop starting redis-cli every 0.1 s doubled the -P 1 probe's p99
+// by itself (measured on Turnstile, with no key expiring at all).
+//
+//	benchctl ready -port P -since NS [-pid PID] [-key K] [-timeout D]
 //	    Sends EXISTS K until the reply is not a LOADING error, and prints the
 //	    seconds since NS (Unix nanoseconds, taken just before the server was
 //	    started) and the reply: "1.234 1".
-//	persistctl rewrite -port P [-timeout D]
+//	benchctl rewrite -port P [-timeout D]
 //	    Sends BGREWRITEAOF, then polls INFO persistence until
 //	    aof_rewrite_in_progress and aof_rewrite_scheduled are 0; prints the
 //	    seconds from sending to done.
-//	persistctl bgsave-loop -port P [-timeout D]
+//	benchctl bgsave-loop -port P [-timeout D]
 //	    Until SIGTERM or SIGINT: BGSAVE, poll INFO persistence until
 //	    rdb_bgsave_in_progress:0, check rdb_last_bgsave_status:ok, repeat.
 //	    On the signal it lets the running snapshot finish, then prints
 //	    "snapshots N seconds S": completed snapshots and their total time.
+//	benchctl dbsize-trace -port P -since NS -until K [-every D] [-timeout D]
+//	    Sends DBSIZE every D (default 0.1 s) and prints one line per reply,
+//	    "NS_SINCE COUNT": nanoseconds since NS (Unix ns) and the reply;
+//	    stops after the first reply of at most K, or at the timeout (not
+//	    an error: the trace then shows how far expiry got).
 //
 // It speaks just enough RESP for that, with the standard library only.
 package main
@@ -49,6 +60,8 @@ func main() {
 	since := fs.Int64("since", 0, "ready: Unix ns the restart began")
 	pid := fs.Int("pid", 0, "ready: fail at once when this process is gone")
 	keyName := fs.String("key", "key:000000000000", "ready: key for EXISTS")
+	until := fs.Int64("until", 0, "dbsize-trace: stop once DBSIZE is at most this")
+	every := fs.Duration("every", 100*time.Millisecond, "dbsize-trace: time between DBSIZE requests")
 	fs.Parse(os.Args[2:])
 	if *port <= 0 || fs.NArg() > 0 {
 		usage()
@@ -63,17 +76,19 @@ func main() {
 		err = rewrite(addr, deadline)
 	case "bgsave-loop":
 		err = bgsaveLoop(addr, deadline)
+	case "dbsize-trace":
+		err = dbsizeTrace(addr, *since, *until, *every, deadline)
 	default:
 		usage()
 	}
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "persistctl "+os.Args[1]+":", err)
+		fmt.Fprintln(os.Stderr, "benchctl "+os.Args[1]+":", err)
 		os.Exit(1)
 	}
 }
 
 func usage() {
-	fmt.Fprintln(os.Stderr, "usage: persistctl ready|rewrite|bgsave-loop -port P [flags]")
+	fmt.Fprintln(os.Stderr, "usage: benchctl ready|rewrite|bgsave-loop|dbsize-trace -port P [flags]")
 	os.Exit(2)
 }
 
@@ -230,6 +245,37 @@ func bgsaveLoop(addr string, deadline time.Time) error {
 		n++
 		total += time.Since(start)
 	}
+}
+
+// dbsizeTrace prints "ns-since-since count" every every until DBSIZE is at
+// most until or the deadline passes.
+func dbsizeTrace(addr string, since, until int64, every time.Duration, deadline time.Time) error {
+	if since == 0 {
+		since = time.Now().UnixNano()
+	}
+	c, err := dial(addr)
+	if err != nil {
+		return err
+	}
+	defer c.close()
+	w := bufio.NewWriter(os.Stdout)
+	defer w.Flush()
+	for time.Now().Before(deadline) {
+		v, err := c.do("DBSIZE")
+		if err != nil {
+			return fmt.Errorf("DBSIZE: %w", err)
+		}
+		n, ok := v.(int64)
+		if !ok {
+			return fmt.Errorf("DBSIZE replied %T", v)
+		}
+		fmt.Fprintf(w, "%d %d\n", time.Now().UnixNano()-since, n)
+		if n <= until {
+			return nil
+		}
+		time.Sleep(every)
+	}
+	return nil
 }
 
 // ----------------------------------------------------------------- RESP --
