@@ -49,11 +49,15 @@ type expirer struct {
 // slice runs active expiry for up to expireSliceBudget from start: at most
 // one full pass over every shard of every database with keys to expire,
 // starting where the last slice stopped. It reports whether to come back
-// soon: the budget ran out before the pass ended, or a shard is still
-// stale.
+// soon: the budget ran out while keys were being removed, or a shard is
+// still stale. A slice that runs out of budget having found nothing to
+// remove (many shards, none with keys due) leaves the rest of the pass to
+// the next regular tick: coming back soon would keep a quarter of a core
+// busy finding nothing.
 func (e *expirer) slice(s *Server, start time.Time) (more bool) {
 	now := s.clock.Now()
 	stop := func() bool { return time.Since(start) >= expireSliceBudget }
+	removed := 0
 	for range s.dbs {
 		if e.db >= len(s.dbs) {
 			e.db = 0
@@ -61,9 +65,10 @@ func (e *expirer) slice(s *Server, start time.Time) (more bool) {
 		db := s.dbs[e.db]
 		for j := 0; j < db.NumShards() && db.Expires() > 0; j++ {
 			if stop() {
-				return true
+				return more || removed > 0
 			}
-			_, again := db.ExpireShards(now, 1, stop)
+			n, again := db.ExpireShards(now, 1, stop)
+			removed += n
 			more = more || again
 		}
 		e.db++

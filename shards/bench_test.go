@@ -190,3 +190,28 @@ func BenchmarkPipelinePrefetch(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkExpireMass is active expiry's cost per key when every key of a
+// large keyspace has expired (GCRA keys, expiry in the slot): the work the
+// server's expiry slices do after a mass expiry, which holds up requests.
+func BenchmarkExpireMass(b *testing.B) {
+	const n = 1 << 20
+	keys := benchKeys(n)
+	b.ReportAllocs()
+	var removed int
+	for b.Loop() {
+		b.StopTimer()
+		m := New(64)
+		for _, k := range keys {
+			s := m.ShardOf(k)
+			m.Lock(s)
+			m.Put(k, IntEntry(1000, 1000))
+			m.Unlock(s)
+		}
+		b.StartTimer()
+		for m.Len() > 0 {
+			removed += m.ExpireCycle(2000, m.NumShards())
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(removed), "ns/key")
+}

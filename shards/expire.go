@@ -9,6 +9,8 @@ const (
 	sampleSize = 20
 	maxRounds  = 16
 	scanLimit  = 20 * sampleSize
+	// sweepAhead is how many slots ahead of the sweep to prefetch records.
+	sweepAhead = 8
 )
 
 // ExpireCycle visits up to nShards shards, continuing where the previous
@@ -25,9 +27,10 @@ func (m *Map) ExpireCycle(now int64, nShards int) int {
 // visit (a round removes at most sampleSize keys and steps over at most
 // scanLimit slots); once it returns true the cycle ends there. more reports
 // that the caller should come back soon rather than wait for its next
-// regular cycle: stop ended the cycle, or a visited shard is still stale
-// (its last sample, after maxRounds rounds, still found more than a
-// quarter of the keys it looked at expired).
+// regular cycle: stop ended a visit that was removing keys, or a visited
+// shard is still stale (its last sample, after maxRounds rounds, still
+// found more than a quarter of the keys it looked at expired). A visit that
+// stop ends while it finds nothing to remove does not ask for more.
 func (m *Map) ExpireShards(now int64, nShards int, stop func() bool) (removed int, more bool) {
 	if nShards > len(m.shards) {
 		nShards = len(m.shards)
@@ -39,13 +42,14 @@ func (m *Map) ExpireShards(now int64, nShards int, stop func() bool) (removed in
 			continue
 		}
 		m.Lock(i)
+		visit, stopped := 0, false
 		for round := 0; round < maxRounds && s.t.n > 0; round++ {
 			if round > 0 && stop != nil && stop() {
-				more = true
+				stopped = true
 				break
 			}
 			sampled, expired := s.sampleExpireLocked(now)
-			removed += expired
+			visit += expired
 			if sampled == 0 {
 				// scanLimit slots without a key with a TTL: a stretch that
 				// earlier samples emptied, or keys without TTL. Go on
@@ -60,6 +64,11 @@ func (m *Map) ExpireShards(now int64, nShards int, stop func() bool) (removed in
 			}
 		}
 		m.Unlock(i)
+		removed += visit
+		if stopped {
+			more = more || visit > 0
+			break
+		}
 		if more && stop != nil && stop() {
 			break
 		}
@@ -69,49 +78,76 @@ func (m *Map) ExpireShards(now int64, nShards int, stop func() bool) (removed in
 }
 
 // sampleExpireLocked looks at up to sampleSize keys with a TTL and deletes
-// the expired ones. It walks the slots from the shard's expiry cursor, where
-// the previous sample stopped, and leaves the cursor where it stops: keys
-// sit at hash-random places, so consecutive slots are a fair sample, and a
-// sweep (unlike a random starting point) does not keep landing in the
-// stretches earlier samples have already emptied when most keys are dead.
+// the expired ones. It walks the slots backwards from the shard's expiry
+// cursor, where the previous sample stopped, and leaves the cursor where it
+// stops: keys sit at hash-random places, so consecutive slots are a fair
+// sample, and a sweep (unlike a random starting point) does not keep
+// landing in the stretches earlier samples have already emptied when most
+// keys are dead.
+//
+// Backwards, because deletion shifts the rest of the key's probe run back
+// by one slot (table.del): walking forwards through a run of dead keys
+// deletes its first key each time and shifts all the others, quadratic in
+// the run's length, while walking backwards deletes its last key, with
+// nothing behind it to shift.
 func (s *shard) sampleExpireLocked(now int64) (sampled, expired int) {
 	t := &s.t
 	if t.n == 0 {
 		return 0, 0
 	}
 	i := s.expCursor
-	if i >= len(t.slots) {
-		i = 0 // the table shrank since
+	if i < 0 || i >= len(t.slots) {
+		i = len(t.slots) - 1 // the table shrank since, or a pass ended
 	}
 	for steps := 0; steps < scanLimit && sampled < sampleSize; steps++ {
-		if t.slots[i].meta == 0 {
-			i = t.next(i)
+		if i >= sweepAhead {
+			// Deleting reads the record (its length, for the arena's
+			// garbage count): start loading the one sweepAhead slots on.
+			t.prefetchRec(i - sweepAhead)
+		}
+		if t.slots[i].meta != 0 {
+			if exp := t.expAt(i); exp != 0 {
+				sampled++
+				if exp <= now {
+					size := len(t.slots)
+					s.expireAtLocked(i)
+					expired++
+					if len(t.slots) != size || t.n == 0 {
+						i = -1 // rebuilt or freed: indexes changed
+						break
+					}
+					// A later slot of the run (already looked at) may
+					// have shifted into i; go on before it.
+				}
+			}
+		}
+		if i > 0 {
+			i--
 			continue
 		}
-		exp := t.expAt(i)
-		if exp == 0 {
-			i = t.next(i)
-			continue
-		}
-		sampled++
-		if exp > now {
-			i = t.next(i)
-			continue
-		}
-		key, _, _ := t.keyAt(i)
-		size := len(t.slots)
-		s.deleteAtLocked(i, key, exp) // key bytes in the arena are never overwritten
-		expired++
-		if len(t.slots) != size || t.n == 0 {
-			// The table shrank or was freed: indexes changed; start the
-			// next sample from the beginning.
-			i = 0
+		// A pass over every slot ended: the keys left are spread over
+		// the whole table again, so a shrink declined halfway through
+		// the pass may fit now.
+		if t.sweptAll() {
+			i = -1
 			break
 		}
-		// Deletion shifted a later slot into i: look at i again.
+		i = len(t.slots) - 1
 	}
 	s.expCursor = i
 	return sampled, expired
+}
+
+// expireAtLocked deletes the key in slot i, which has an expiry (active
+// expiry's sweep). Requires the shard locked.
+func (s *shard) expireAtLocked(i int) {
+	if s.watch != nil {
+		key, _, _ := s.t.keyAt(i) // key bytes in the arena are never overwritten
+		s.touchLocked(key)
+	}
+	s.t.delSwept(i)
+	s.keys.Add(-1)
+	s.expires.Add(-1)
 }
 
 // MemoryBytes returns the bytes the keyspace's tables hold: slot arrays and

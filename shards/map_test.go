@@ -550,6 +550,15 @@ func TestWatchMarksDirty(t *testing.T) {
 		{"put", func() { m.Put(k, IntEntry(1, 5)) }},
 		{"delete", func() { m.Delete(k, 0) }},
 		{"lazy expiry", func() { m.Put(k, IntEntry(1, 5)); w.Dirty.Store(false); m.Get(k, 5) }},
+		{"active expiry", func() {
+			m.Put(k, IntEntry(1, 5))
+			w.Dirty.Store(false)
+			m.Unlock(i)
+			defer m.Lock(i)
+			if m.ExpireCycle(5, m.NumShards()) != 1 {
+				t.Error("active expiry did not remove the key")
+			}
+		}},
 	} {
 		w.Dirty.Store(false)
 		m.Lock(i)

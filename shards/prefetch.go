@@ -36,13 +36,18 @@ func (m *Map) PrefetchRecord(h uint64) {
 	if t.n > 0 {
 		want := tagOf(h) << tagShift
 		for i := t.ideal(want); t.slots[i].meta != 0; i = t.next(i) {
-			if sl := &t.slots[i]; sl.meta&^0xff == want {
-				if sl.meta&flagOwnRec == 0 && int(sl.off) < len(t.arena) {
-					prefetch(uintptr(unsafe.Pointer(&t.arena[sl.off])))
-				}
+			if t.slots[i].meta&^0xff == want {
+				t.prefetchRec(i)
 				break
 			}
 		}
 	}
 	s.mu.Unlock()
+}
+
+// prefetchRec starts loading slot i's arena record, if it has one.
+func (t *table) prefetchRec(i int) {
+	if sl := &t.slots[i]; sl.meta != 0 && sl.meta&flagOwnRec == 0 && int(sl.off) < len(t.arena) {
+		prefetch(uintptr(unsafe.Pointer(&t.arena[sl.off])))
+	}
 }

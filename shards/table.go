@@ -49,6 +49,9 @@ type table struct {
 	// must free itself when it replaces or drops the array.
 	mapped bool
 	alloc  slotAlloc
+	// shrinkHold, when not 0, is the key count maybeShrink waits for
+	// before it looks again after declining to shrink (see there).
+	shrinkHold int
 }
 
 // slot is 16 bytes. meta is 0 for an empty slot; otherwise its low byte is
@@ -72,6 +75,9 @@ const (
 	maxSlots = 1 << 24 // the tag must tell every index apart
 	// A table grows by half once more than loadNum/loadDen of it is used.
 	loadNum, loadDen = 17, 20
+	// shrinkMaxRun is the farthest past its ideal slot that a shrink may
+	// place a key (maybeShrink).
+	shrinkMaxRun = 32
 	// garbageMin is the least garbage worth compacting the arena for.
 	garbageMin = 4 << 10
 )
@@ -96,6 +102,14 @@ func (t *table) freeSlots(s []slot, mapped bool) {
 // ideal returns the slot index a slot's tag maps to.
 func (t *table) ideal(meta uint32) int {
 	return int(uint64(meta>>tagShift) * uint64(len(t.slots)) >> 24)
+}
+
+// prev returns the slot before i, wrapping around.
+func (t *table) prev(i int) int {
+	if i == 0 {
+		return len(t.slots) - 1
+	}
+	return i - 1
 }
 
 // next returns the slot after i, wrapping around.
@@ -349,13 +363,31 @@ func (t *table) storeObj(o any) int64 {
 }
 
 // del removes slot i, shifting later slots of the probe run back so that
-// lookups never need tombstones.
+// lookups never need tombstones, then shrinks the table or compacts the
+// arena when they have become mostly empty.
 func (t *table) del(i int) {
+	t.unlink(i)
+	if !t.maybeShrink() {
+		t.maybeCompact()
+	}
+}
+
+// delSwept is del for active expiry's sweep: it leaves arena compaction to
+// the end of the sweep's pass (sweptAll). During a mass expiry most of what
+// a compaction would copy dies moments later, and copying it cost a quarter
+// of the sweep's time.
+func (t *table) delSwept(i int) {
+	t.unlink(i)
+	t.maybeShrink()
+}
+
+// unlink removes slot i: it releases the record and moves later slots of
+// the probe run back, each into the hole if its ideal index is not in the
+// cyclic range (hole, its index].
+func (t *table) unlink(i int) {
 	t.release(i)
 	t.n--
 	for j := t.next(i); t.slots[j].meta != 0; j = t.next(j) {
-		// Slot j may move to the hole at i if its ideal index is not in
-		// the cyclic range (i, j].
 		k := t.ideal(t.slots[j].meta)
 		if (j > i && (k <= i || k > j)) || (j < i && k <= i && k > j) {
 			t.slots[i] = t.slots[j]
@@ -363,15 +395,26 @@ func (t *table) del(i int) {
 		}
 	}
 	t.slots[i] = slot{}
-	if !t.maybeShrink() {
-		t.maybeCompact()
-	}
 }
 
 // maybeShrink rebuilds a table that has become mostly empty (under an
 // eighth full) at about half load, and frees an empty one entirely, so
 // memory is returned when keys expire or are deleted. It reports whether it
 // rebuilt (slot indexes then change).
+//
+// A slot's place follows its tag, so keys whose tags crowd into a narrow
+// range would crowd into one long probe run of a smaller table, however
+// empty the table is on average. Active expiry leaves keys exactly like
+// that: it sweeps the slots in order, so halfway through a mass expiry the
+// survivors are the keys of the slots it has not reached yet, a contiguous
+// range of tags. Packed into a table of twice their number, they made one
+// run thousands of slots long (each lookup and delete in it walking
+// thousands of slots). So maybeShrink only shrinks to a size where no key
+// would sit more than shrinkMaxRun slots past its ideal slot (fits), trying
+// twice the size while that is still at most half the current size. When no
+// size fits, it does not look again until the key count has fallen to a
+// quarter (so that the checks stay amortized over the deletes), or until
+// active expiry's sweep ends a pass (sweptAll).
 func (t *table) maybeShrink() bool {
 	if t.n == 0 {
 		t.freeSlots(t.slots, t.mapped)
@@ -379,12 +422,72 @@ func (t *table) maybeShrink() bool {
 		t.alloc.publish(nil)
 		return true
 	}
-	if len(t.slots) <= 4*minSlots || t.n*8 >= len(t.slots) {
+	if len(t.slots) <= 4*minSlots || t.n*8 >= len(t.slots) || (t.shrinkHold != 0 && t.n > t.shrinkHold) {
 		return false
 	}
-	t.resize(max(minSlots, 2*t.n))
-	t.compact()
-	return true
+	for size := max(minSlots, 2*t.n); size <= len(t.slots)/2; size *= 2 {
+		if t.fits(size, shrinkMaxRun) {
+			t.resize(size)
+			t.compact()
+			return true
+		}
+	}
+	t.shrinkHold = t.n / 4
+	return false
+}
+
+// sweptAll tells the table that active expiry has just looked at every
+// slot, so no range of tags is left crowded by its sweep: it tries to
+// shrink at once, even where maybeShrink declined to shrink a moment ago,
+// and otherwise compacts the arena if delSwept left enough garbage. It
+// reports whether the table was rebuilt or freed (slot indexes changed).
+func (t *table) sweptAll() bool {
+	t.shrinkHold = 0
+	if t.maybeShrink() {
+		return true
+	}
+	t.maybeCompact()
+	return false
+}
+
+// fits reports whether a table of nslots slots would hold the keys with
+// none more than maxRun slots past its ideal slot. It builds nothing: it
+// visits the keys in tag order and follows where linear probing puts each
+// (which slots a probing table fills does not depend on the order the keys
+// arrive in, and in tag order each key lands just after the previous one
+// or at its ideal slot, whichever is later).
+func (t *table) fits(nslots, maxRun int) bool {
+	old := t.slots
+	start := 0
+	for start < len(old) && old[start].meta != 0 {
+		start++
+	}
+	last := -1 // where the previous key landed, not wrapped around
+	land := func(m uint32) bool {
+		i := int(uint64(m>>tagShift) * uint64(nslots) >> 24)
+		last = max(i, last+1)
+		return last-i <= maxRun
+	}
+	// Tag order: the keys of old's first run that sit at or after their
+	// ideal slot, then the rest of old, then the keys of the first run that
+	// wrapped around from the end.
+	for j := 0; j < start; j++ {
+		if m := old[j].meta; t.ideal(m) <= j && !land(m) {
+			return false
+		}
+	}
+	for _, sl := range old[start:] {
+		if sl.meta != 0 && !land(sl.meta) {
+			return false
+		}
+	}
+	for j := 0; j < start; j++ {
+		if m := old[j].meta; t.ideal(m) > j && !land(m) {
+			return false
+		}
+	}
+	// Keys that ran past the end wrap around onto the first slots.
+	return last-nslots < maxRun
 }
 
 // grow enlarges the slot array by half.
@@ -402,22 +505,31 @@ func (t *table) grow() {
 func (t *table) resize(nslots int) {
 	old, oldMapped := t.slots, t.mapped
 	t.init(nslots)
+	t.shrinkHold = 0
 	start := 0
 	for start < len(old) && old[start].meta != 0 {
 		start++
 	}
-	for j := range old {
-		s := old[(start+j)%len(old)]
-		if s.meta == 0 {
-			continue
-		}
-		i := t.ideal(s.meta)
-		for t.slots[i].meta != 0 {
-			i = t.next(i)
-		}
-		t.slots[i] = s
+	for _, s := range old[start:] {
+		t.place(s)
+	}
+	for _, s := range old[:start] {
+		t.place(s)
 	}
 	t.freeSlots(old, oldMapped)
+}
+
+// place puts s (an empty slot is skipped) at its ideal index or the first
+// free slot after it.
+func (t *table) place(s slot) {
+	if s.meta == 0 {
+		return
+	}
+	i := t.ideal(s.meta)
+	for t.slots[i].meta != 0 {
+		i = t.next(i)
+	}
+	t.slots[i] = s
 }
 
 // maybeCompact rewrites the arena without garbage once garbage is at least

@@ -155,3 +155,81 @@ func TestTableShrinks(t *testing.T) {
 		t.Fatalf("empty table still holds %d slots, %d arena bytes", len(tb.slots), cap(tb.arena))
 	}
 }
+
+// maxRun returns the longest distance of a key from its ideal slot.
+func (t *table) maxRun() int {
+	most := 0
+	for i := range t.slots {
+		if m := t.slots[i].meta; m != 0 {
+			most = max(most, (i-t.ideal(m)+len(t.slots))%len(t.slots))
+		}
+	}
+	return most
+}
+
+// Deleting keys in slot order (as active expiry's sweep does) leaves the
+// survivors in a narrow range of tags; a shrink must not pack them into
+// one long probe run. Before maybeShrink checked the runs it builds, a
+// shrink packed the 3,268 survivors of this test into 6,536 slots with a
+// key 2,178 slots from its ideal slot.
+func TestTableShrinkAfterSweep(t *testing.T) {
+	var tb table
+	key := func(i int) []byte { return []byte(fmt.Sprint("key-", i)) }
+	const n = 20000
+	for i := 0; i < n; i++ {
+		tb.put(key(i), tagOf(xxhash.Sum64(key(i))), IntEntry(1, 1))
+	}
+	shrinks := 0
+	for i := len(tb.slots) - 1; tb.n > 0; i-- {
+		if tb.slots[i].meta == 0 {
+			continue
+		}
+		size := len(tb.slots)
+		tb.del(i)
+		if len(tb.slots) == size || tb.slots == nil {
+			continue
+		}
+		shrinks++
+		if r := tb.maxRun(); r > 32 {
+			t.Fatalf("%d keys left in %d slots: a key sits %d slots from its ideal slot", tb.n, len(tb.slots), r)
+		}
+		i = len(tb.slots) // go on from the end
+	}
+	t.Logf("%d shrinks on the way down", shrinks)
+	if tb.slots != nil {
+		t.Fatalf("empty table still holds %d slots", len(tb.slots))
+	}
+}
+
+// After a sweep that removed keys spread over the whole table, the table
+// shrinks once the sweep's pass ends.
+func TestTableShrinksAfterSpreadDeletes(t *testing.T) {
+	var tb table
+	key := func(i int) []byte { return []byte(fmt.Sprint("key-", i)) }
+	const n = 20000
+	for i := 0; i < n; i++ {
+		tb.put(key(i), tagOf(xxhash.Sum64(key(i))), IntEntry(int64(1+i%20), int64(1+i%20)))
+	}
+	big := len(tb.slots)
+	for i := len(tb.slots) - 1; i >= 0; i-- {
+		if tb.slots[i].meta == 0 || tb.entry(i).Int == 1 {
+			continue
+		}
+		size := len(tb.slots)
+		tb.del(i)
+		if len(tb.slots) != size {
+			i = len(tb.slots) // shrunk: indexes changed, go on from the end
+		}
+	}
+	if tb.n != n/20 {
+		t.Fatalf("%d keys left, want %d", tb.n, n/20)
+	}
+	// The sweep's pass ended: the survivors are spread out.
+	tb.sweptAll()
+	if len(tb.slots) > big/4 {
+		t.Fatalf("%d keys left in %d slots (was %d): did not shrink", tb.n, len(tb.slots), big)
+	}
+	if r := tb.maxRun(); r > 32 {
+		t.Fatalf("a key sits %d slots from its ideal slot", r)
+	}
+}
