@@ -252,6 +252,60 @@ alive() {
 	kill -0 "$pid" 2>/dev/null || die "$1 (pid $pid) is not running any more (see $OUT/$1.log / redis.log)"
 }
 
+# start_inst NAME KIND WAIT LOG ARGS...: start a Turnstile (KIND turnstile,
+# --loglevel notice, so that it logs its load times) or redis-server
+# instance named NAME, pinned like the main servers, with ARGS. WAIT ping:
+# wait for PONG (empty data directory). WAIT load: time from just before the
+# start until EXISTS key:000000000000 stops answering LOADING, into
+# LOAD_SECS (the key must exist). INST_CMD is the command line, for the report.
+start_inst() {
+	local name=$1 kind=$2 mode=$3 logf=$4
+	shift 4
+	stop_inst "$name"
+	local try port pid t0 out cmd
+	for try in 1 2 3; do
+		port=$(free_port)
+		if [[ $kind == turnstile ]]; then
+			cmd=("$OUT/turnstile" --port "$port" --bind 127.0.0.1 --loglevel notice "$@")
+		else
+			cmd=(redis-server --port "$port" --bind 127.0.0.1 --daemonize no --maxclients 10000 --logfile "$logf" "$@")
+		fi
+		INST_CMD=$(printf '%q ' "${SRV_PIN[@]}" "${cmd[@]}")
+		INST_CMD=${INST_CMD//$ROOT\//}
+		INST_CMD=${INST_CMD% }
+		t0=$(date +%s%N)
+		"${SRV_PIN[@]}" "${cmd[@]}" >>"$logf" 2>&1 &
+		pid=$!
+		IPID[$name]=$pid
+		IPORT[$name]=$port
+		if [[ $mode == ping ]]; then
+			wait_ready "$port" "$pid" && return 0
+		elif out=$(timeout "$LOAD_TIMEOUT" "$OUT/benchctl" ready -port "$port" -since "$t0" -pid "$pid" \
+			-timeout "${LOAD_TIMEOUT}s" 2>>"$logf"); then
+			[[ ${out#* } == 1 ]] || die "$name: key:000000000000 missing after loading (EXISTS replied '${out#* }')"
+			LOAD_SECS=${out%% *}
+			return 0
+		fi
+		stop_inst "$name"
+	done
+	die "$name ($kind) did not start (see $logf)"
+}
+
+# stop_inst NAME: SIGTERM (neither server saves on it: --save ''; both
+# flush their log), up to RUN_TIMEOUT s to exit, then SIGKILL.
+stop_inst() {
+	local pid=${IPID[$1]:-} i
+	[[ -n $pid ]] || return 0
+	unset "IPID[$1]" "IPORT[$1]"
+	kill "$pid" 2>/dev/null || return 0
+	for ((i = 0; i < RUN_TIMEOUT * 10; i++)); do
+		kill -0 "$pid" 2>/dev/null || break
+		sleep 0.1
+	done
+	kill -9 "$pid" 2>/dev/null || true
+	wait "$pid" 2>/dev/null || true
+}
+
 # ----------------------------------------------------------- measuring --
 
 CSV=$OUT/results.csv
@@ -378,29 +432,31 @@ load_keys() {
 	grep -q "errors: 0, replies: $count\$" "$log" || { cat "$log" >&2; die "loading keys into $server: errors"; }
 }
 
-# memory ROUND PHASE SERVER COUNT: RSS and used_memory before and after loading.
+# memory ROUND PHASE SERVER COUNT [INSTANCE]: RSS and used_memory before and
+# after loading (into INSTANCE, default SERVER's main instance).
 memory() {
-	local round=$1 phase=$2 server=$3 count=$4 pid workload
-	pid=$(pid_of "$server")
-	alive "$server"
+	local round=$1 phase=$2 server=$3 count=$4 inst=${5:-$3} pid port workload
+	pid=$(pid_of "$inst")
+	port=$(port_of "$inst")
+	alive "$inst"
 	if [[ $server == turnstile ]]; then
 		workload="CL.THROTTLE k 0 1 3600"
 		record_cmd "$phase" "$server" "$workload" "" "" "$count" \
-			"${CLI_PIN[*]} bench/out/loadgen -mode turnstile -n $count | ${CLI_PIN[*]} redis-cli -h 127.0.0.1 -p $TPORT --pipe   # CL.THROTTLE key:%012d 0 1 3600"
+			"${CLI_PIN[*]} bench/out/loadgen -mode turnstile -n $count | ${CLI_PIN[*]} redis-cli -h 127.0.0.1 -p $port --pipe   # CL.THROTTLE key:%012d 0 1 3600"
 	else
 		workload="SET k ns PX 3600000"
 		record_cmd "$phase" "$server" "$workload" "" "" "$count" \
-			"${CLI_PIN[*]} bench/out/loadgen -mode redis -n $count | ${CLI_PIN[*]} redis-cli -h 127.0.0.1 -p $RPORT --pipe   # SET key:%012d <19-digit ns> PX 3600000"
+			"${CLI_PIN[*]} bench/out/loadgen -mode redis -n $count | ${CLI_PIN[*]} redis-cli -h 127.0.0.1 -p $port --pipe   # SET key:%012d <19-digit ns> PX 3600000"
 	fi
 	sleep 1
 	local rss0 used0 rss1 used1 dbsize
 	rss0=$(rss_bytes "$pid")
-	used0=$(used_memory "$server")
-	load_keys "$server" "$count"
+	used0=$(used_memory "$inst")
+	load_keys "$server" "$count" "$inst"
 	sleep 1
 	rss1=$(rss_bytes "$pid")
-	used1=$(used_memory "$server")
-	dbsize=$(rcli "$server" DBSIZE)
+	used1=$(used_memory "$inst")
+	dbsize=$(rcli "$inst" DBSIZE)
 	[[ $dbsize == "$count" ]] || log "WARNING: $server holds $dbsize keys after loading $count"
 	csv_row "$round" "$server" "$workload" "" "" "" "" "" "" "$phase" "$count" "$count" "" "" \
 		"$rss0" "$rss1" "$used0" "$used1"
@@ -511,19 +567,36 @@ if [[ $SCALING == 1 ]]; then
 	T0=$SECONDS
 	# Live keys: load K keys with a 1 h TTL, then run a limiter whose calls
 	# stay allowed (max_burst 1000000, 1 per hour), so every call writes and
-	# no key expires during the run.
+	# no key expires during the run. Every key count has its own fresh
+	# Turnstile and Redis instance, all loaded first; each round then runs
+	# every count in turn, so the 10^7 / 10^5 ratio compares runs a minute
+	# apart, not several minutes (on this shared machine one server with
+	# 10^7 keys ran between 670k and 890k req/s from one run to the next).
+	# Idle instances use no CPU to speak of; Redis at 10^7 keys holds about
+	# 1.5 GB.
+	counts=()
 	for exp in $(seq 3 "$SCALING_MAX"); do
-		[[ $exp == 4 ]] && continue
-		k=$((10 ** exp))
-		start_servers
-		memory 1 keys turnstile "$k"
-		memory 1 keys redis "$k"
-		for round in $(seq 1 "$ROUNDS"); do
-			bench "$round" keys turnstile "CL.THROTTLE" 16 "$CLIENTS" "$N_P16" "$k" keep \
+		[[ $exp == 4 ]] || counts+=($((10 ** exp)))
+	done
+	for k in "${counts[@]}"; do
+		start_inst "t-$k" turnstile ping "$OUT/turnstile.log" --save '' --appendonly no --dir "$OUT"
+		start_inst "r-$k" redis ping "$OUT/redis.log" --save '' --appendonly no --dir "$OUT"
+		[[ $(rcli "r-$k" SCRIPT LOAD "$(cat "$BENCH/lua/gcra.lua")") == "$GCRA_SHA" ]] ||
+			die "SCRIPT LOAD into r-$k failed"
+		memory 1 keys turnstile "$k" "t-$k"
+		memory 1 keys redis "$k" "r-$k"
+	done
+	for round in $(seq 1 "$ROUNDS"); do
+		for k in "${counts[@]}"; do
+			BENCH_INST=t-$k bench "$round" keys turnstile "CL.THROTTLE" 16 "$CLIENTS" "$N_P16" "$k" keep \
 				CL.THROTTLE key:__rand_int__ 1000000 1 3600
-			bench "$round" keys redis "Lua GCRA" 16 "$CLIENTS" "$N_P16" "$k" keep \
+			BENCH_INST=r-$k bench "$round" keys redis "Lua GCRA" 16 "$CLIENTS" "$N_P16" "$k" keep \
 				EVALSHA "$GCRA_SHA" 1 key:__rand_int__ 1000000 1 3600
 		done
+	done
+	for k in "${counts[@]}"; do
+		stop_inst "t-$k"
+		stop_inst "r-$k"
 	done
 
 	# Connections: the main table's workloads at -P 1 with 1 ... 1000 clients.
@@ -661,60 +734,6 @@ fi
 # is on, not a tmpfs, since fsync is what is being measured.
 PDIR=$OUT/persist
 PLOG=$OUT/persist-logs
-
-# start_inst NAME KIND WAIT LOG ARGS...: start a Turnstile (KIND turnstile,
-# --loglevel notice, so that it logs its load times) or redis-server
-# instance named NAME, pinned like the main servers, with ARGS. WAIT ping:
-# wait for PONG (empty data directory). WAIT load: time from just before the
-# start until EXISTS key:000000000000 stops answering LOADING, into
-# LOAD_SECS (the key must exist). INST_CMD is the command line, for the report.
-start_inst() {
-	local name=$1 kind=$2 mode=$3 logf=$4
-	shift 4
-	stop_inst "$name"
-	local try port pid t0 out cmd
-	for try in 1 2 3; do
-		port=$(free_port)
-		if [[ $kind == turnstile ]]; then
-			cmd=("$OUT/turnstile" --port "$port" --bind 127.0.0.1 --loglevel notice "$@")
-		else
-			cmd=(redis-server --port "$port" --bind 127.0.0.1 --daemonize no --maxclients 10000 --logfile "$logf" "$@")
-		fi
-		INST_CMD=$(printf '%q ' "${SRV_PIN[@]}" "${cmd[@]}")
-		INST_CMD=${INST_CMD//$ROOT\//}
-		INST_CMD=${INST_CMD% }
-		t0=$(date +%s%N)
-		"${SRV_PIN[@]}" "${cmd[@]}" >>"$logf" 2>&1 &
-		pid=$!
-		IPID[$name]=$pid
-		IPORT[$name]=$port
-		if [[ $mode == ping ]]; then
-			wait_ready "$port" "$pid" && return 0
-		elif out=$(timeout "$LOAD_TIMEOUT" "$OUT/benchctl" ready -port "$port" -since "$t0" -pid "$pid" \
-			-timeout "${LOAD_TIMEOUT}s" 2>>"$logf"); then
-			[[ ${out#* } == 1 ]] || die "$name: key:000000000000 missing after loading (EXISTS replied '${out#* }')"
-			LOAD_SECS=${out%% *}
-			return 0
-		fi
-		stop_inst "$name"
-	done
-	die "$name ($kind) did not start (see $logf)"
-}
-
-# stop_inst NAME: SIGTERM (neither server saves on it: --save ''; both
-# flush their log), up to RUN_TIMEOUT s to exit, then SIGKILL.
-stop_inst() {
-	local pid=${IPID[$1]:-} i
-	[[ -n $pid ]] || return 0
-	unset "IPID[$1]" "IPORT[$1]"
-	kill "$pid" 2>/dev/null || return 0
-	for ((i = 0; i < RUN_TIMEOUT * 10; i++)); do
-		kill -0 "$pid" 2>/dev/null || break
-		sleep 0.1
-	done
-	kill -9 "$pid" 2>/dev/null || true
-	wait "$pid" 2>/dev/null || true
-}
 
 # dir_bytes DIR: bytes in the regular files under DIR.
 dir_bytes() {
