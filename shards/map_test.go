@@ -7,6 +7,7 @@ import (
 	"slices"
 	"sync"
 	"sync/atomic"
+	"strings"
 	"testing"
 )
 
@@ -703,5 +704,47 @@ func TestExpireShardsStop(t *testing.T) {
 	removed, more = m.ExpireShards(now, 1, func() bool { return true })
 	if removed != sampleSize || !more {
 		t.Fatalf("removed %d more %v; want %d true", removed, more, sampleSize)
+	}
+}
+
+// Active expiry removes a mass of dead keys next to live ones with values:
+// every live key keeps its value through the compactions and shrinks the
+// sweep triggers, and the arena never holds more than four times its live
+// records (delSwept's bound) plus the compaction minimum.
+func TestExpireSweepKeepsLiveValues(t *testing.T) {
+	m := New(1)
+	const now = 1000 * sec
+	const n = 50000
+	val := func(i int) string { return fmt.Sprintf("value-%d-%s", i, strings.Repeat("x", i%40)) }
+	for i := 0; i < n; i++ {
+		exp := int64(now - 1) // dead
+		if i%5 == 0 {
+			exp = now + 3600*sec // live
+		}
+		put(m, fmt.Sprintf("key:%012d", i), BytesEntry([]byte(val(i)), exp))
+	}
+	s := &m.shards[0]
+	for cycles := 0; m.Len() > n/5; cycles++ {
+		if cycles > 10000 {
+			t.Fatalf("%d keys left after %d cycles", m.Len(), cycles)
+		}
+		m.ExpireCycle(now, 1)
+		m.Lock(0)
+		live := 0
+		for i := range s.t.slots {
+			if s.t.slots[i].meta != 0 && s.t.slots[i].meta&flagOwnRec == 0 {
+				live += s.t.recordLen(i)
+			}
+		}
+		if g := len(s.t.arena) - live; g > 3*live+garbageMin {
+			t.Fatalf("arena %d bytes for %d live bytes", len(s.t.arena), live)
+		}
+		m.Unlock(0)
+	}
+	for i := 0; i < n; i += 5 {
+		e, ok := get(m, fmt.Sprintf("key:%012d", i), now)
+		if !ok || string(e.Str) != val(i) {
+			t.Fatalf("key %d: %q, %v; want %q", i, e.Str, ok, val(i))
+		}
 	}
 }
