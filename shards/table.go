@@ -104,14 +104,6 @@ func (t *table) ideal(meta uint32) int {
 	return int(uint64(meta>>tagShift) * uint64(len(t.slots)) >> 24)
 }
 
-// prev returns the slot before i, wrapping around.
-func (t *table) prev(i int) int {
-	if i == 0 {
-		return len(t.slots) - 1
-	}
-	return i - 1
-}
-
 // next returns the slot after i, wrapping around.
 func (t *table) next(i int) int {
 	if i++; i == len(t.slots) {
