@@ -109,8 +109,12 @@ func (s *shard) sampleExpireLocked(now int64) (sampled, expired int) {
 			if exp := t.expAt(i); exp != 0 {
 				sampled++
 				if exp <= now {
+					var key []byte
+					if s.watch != nil { // only a watcher needs the key (touchLocked)
+						key, _, _ = t.keyAt(i) // arena key bytes are never overwritten
+					}
 					size := len(t.slots)
-					s.expireAtLocked(i)
+					s.deleteAtLocked(i, key, exp, true)
 					expired++
 					if len(t.slots) != size || t.n == 0 {
 						i = -1 // rebuilt or freed: indexes changed
@@ -136,18 +140,6 @@ func (s *shard) sampleExpireLocked(now int64) (sampled, expired int) {
 	}
 	s.expCursor = i
 	return sampled, expired
-}
-
-// expireAtLocked deletes the key in slot i, which has an expiry (active
-// expiry's sweep). Requires the shard locked.
-func (s *shard) expireAtLocked(i int) {
-	if s.watch != nil {
-		key, _, _ := s.t.keyAt(i) // key bytes in the arena are never overwritten
-		s.touchLocked(key)
-	}
-	s.t.delSwept(i)
-	s.keys.Add(-1)
-	s.expires.Add(-1)
 }
 
 // MemoryBytes returns the bytes the keyspace's tables hold: slot arrays and

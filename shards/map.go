@@ -122,7 +122,7 @@ func (m *Map) Lookup(key []byte, now int64) (Entry, Ref, bool) {
 	}
 	e := s.t.entry(r.i)
 	if e.Exp != 0 && e.Exp <= now {
-		s.deleteAtLocked(r.i, key, e.Exp)
+		s.deleteAtLocked(r.i, key, e.Exp, false)
 		m.expiredKeys.Add(1)
 		r.i = -1
 		return Entry{}, r, false
@@ -181,7 +181,7 @@ func (m *Map) Delete(key []byte, now int64) bool {
 	if exp == 0 || exp > now {
 		s.beforeChangeLocked() // an explicit delete, not an expiry
 	}
-	s.deleteAtLocked(i, key, exp)
+	s.deleteAtLocked(i, key, exp, false)
 	if exp != 0 && exp <= now {
 		m.expiredKeys.Add(1)
 		return false
@@ -189,9 +189,15 @@ func (m *Map) Delete(key []byte, now int64) bool {
 	return true
 }
 
-// deleteAtLocked removes slot i, whose key is key and expiry exp.
-func (s *shard) deleteAtLocked(i int, key []byte, exp int64) {
-	s.t.del(i)
+// deleteAtLocked removes slot i, whose key is key and expiry exp. swept
+// says active expiry's sweep is deleting (table.delSwept). Requires the
+// shard locked.
+func (s *shard) deleteAtLocked(i int, key []byte, exp int64, swept bool) {
+	if swept {
+		s.t.delSwept(i)
+	} else {
+		s.t.del(i)
+	}
 	s.keys.Add(-1)
 	if exp != 0 {
 		s.expires.Add(-1)

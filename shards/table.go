@@ -373,8 +373,8 @@ func (t *table) del(i int) {
 // the arena holds at most four times its live records meanwhile.
 func (t *table) delSwept(i int) {
 	t.unlink(i)
-	if !t.maybeShrink() && t.garbage >= garbageMin && t.garbage*4 >= len(t.arena)*3 {
-		t.compact()
+	if !t.maybeShrink() {
+		t.compactAt(3, 4)
 	}
 }
 
@@ -531,8 +531,12 @@ func (t *table) place(s slot) {
 
 // maybeCompact rewrites the arena without garbage once garbage is at least
 // half of it, so the arena stays within twice the live records.
-func (t *table) maybeCompact() {
-	if t.garbage < garbageMin || t.garbage*2 < len(t.arena) {
+func (t *table) maybeCompact() { t.compactAt(1, 2) }
+
+// compactAt rewrites the arena without garbage once garbage is at least
+// num/den of it (and at least garbageMin).
+func (t *table) compactAt(num, den int) {
+	if t.garbage < garbageMin || t.garbage*den < len(t.arena)*num {
 		return
 	}
 	t.compact()
