@@ -13,7 +13,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/turnstile/turnstile/persistence"
+	"github.com/turnstile/turnstile/resp"
 	"github.com/turnstile/turnstile/shards"
 )
 
@@ -27,8 +27,8 @@ type client struct {
 	s       *Server
 	id      int64
 	conn    net.Conn
-	rd      *reader
-	w       Writer
+	rd      *resp.Reader
+	w       resp.Writer
 	created int64 // Unix ns
 	addr    string
 	laddr   string
@@ -43,6 +43,7 @@ type client struct {
 	fd        int       // the socket, inside serveRaw's callback; else -1
 	recheckAt time.Time // read deadline armed after a short read (serveRaw)
 	ctx       Ctx       // reused for every command, so a call does not allocate one
+	ex        execution // reused for every command outside MULTI
 	calls     uint64    // commands run, for sampling their duration
 
 	// The last command name looked up and what it named: a pipeline
@@ -51,9 +52,8 @@ type client struct {
 	lastName   []byte
 	lastLookup *Command
 
-	effects []persistence.Effect // effects of the running command, for the log
-	logUpto int64                // log offset the pending replies depend on
-	logDone int64                // log offset already known to be durable
+	logUpto int64 // durability position the pending replies depend on
+	logDone int64 // durability position already known to be durable
 
 	// Shared with CLIENT LIST / INFO on other connections.
 	mu      sync.Mutex // guards name, libName, libVer
@@ -70,7 +70,7 @@ func newClient(s *Server, nc net.Conn) *client {
 		s:       s,
 		id:      s.nextID.Add(1),
 		conn:    nc,
-		rd:      newReader(s.cfg.Limits),
+		rd:      resp.NewReader(s.cfg.Limits),
 		created: s.clock.Now(),
 		addr:    nc.RemoteAddr().String(),
 		laddr:   nc.LocalAddr().String(),
@@ -113,7 +113,7 @@ func (c *client) serveStream() error {
 		if c.killed.Load() {
 			return net.ErrClosed
 		}
-		if err := c.rd.fill(c.conn); err != nil {
+		if err := c.rd.Fill(c.conn); err != nil {
 			return err
 		}
 	}
@@ -164,7 +164,7 @@ func (c *client) serveRaw(rc syscall.RawConn) error {
 				ioErr = net.ErrClosed
 				return true
 			}
-			b, err := c.rd.space()
+			b, err := c.rd.Space()
 			if err != nil {
 				ioErr = err
 				return true
@@ -182,7 +182,7 @@ func (c *client) serveRaw(rc syscall.RawConn) error {
 				ioErr = io.EOF
 				return true
 			}
-			c.rd.advance(n)
+			c.rd.Advance(n)
 			if !c.process() {
 				done = true
 				return true
@@ -248,9 +248,9 @@ func (c *client) armRecheck() error {
 func (c *client) process() bool {
 	s := c.s
 	for !c.quit {
-		args, ok, err := c.rd.next(!c.authed)
+		args, ok, err := c.rd.Next(!c.authed)
 		if err != nil {
-			var pe *ProtocolError
+			var pe *resp.ProtocolError
 			if errors.As(err, &pe) {
 				c.w.Error("ERR " + pe.Error())
 				s.log.Debug("protocol error", "client", c.addr, "err", pe.Msg)
@@ -267,7 +267,7 @@ func (c *client) process() bool {
 			}
 			s.handle(c, args)
 		}
-		if len(c.w.b) >= maxPendingReply {
+		if c.w.Len() >= maxPendingReply {
 			if !c.syncLog() || !c.flush() {
 				return false
 			}
@@ -306,21 +306,21 @@ func (c *client) lookupCommand(name []byte) *Command {
 // for almost every keyed command; a wrong guess costs a cache line and
 // nothing else.
 func (c *client) prefetchAhead() {
-	n := c.rd.lookahead(2)
+	n := c.rd.Lookahead(2)
 	if n == 0 {
 		return
 	}
 	db := c.s.dbs[c.db]
 	if n == 2 {
-		if key := c.rd.aheadArg(1, 1); key != nil {
+		if key := c.rd.AheadArg(1, 1); key != nil {
 			h := db.Hash(key)
-			c.rd.setAheadHint(1, h)
+			c.rd.SetAheadHint(1, h)
 			db.PrefetchSlot(h)
 		}
 	}
-	h, ok := c.rd.aheadHint(0)
+	h, ok := c.rd.AheadHint(0)
 	if !ok {
-		key := c.rd.aheadArg(0, 1)
+		key := c.rd.AheadArg(0, 1)
 		if key == nil {
 			return
 		}
@@ -329,15 +329,23 @@ func (c *client) prefetchAhead() {
 	db.PrefetchRecord(h)
 }
 
-// syncLog waits until the log holds what the pending replies acknowledge.
-// If the log cannot be written, the replies are not sent: the connection
-// closes, so no client is told a write succeeded that was not logged.
+// waitFor makes the pending replies wait for durability position pos.
+func (c *client) waitFor(pos int64) {
+	if pos > c.logUpto {
+		c.logUpto = pos
+	}
+}
+
+// syncLog waits until the log holds what the pending replies depend on:
+// everything their commands wrote and everything they read. If the log
+// cannot be written, the replies are not sent: the connection closes, so no
+// client is told of a write that was not logged.
 func (c *client) syncLog() bool {
 	if c.logUpto <= c.logDone {
 		return true
 	}
 	runtime.Gosched() // let other connections append first: one write covers more
-	if err := c.s.aof.Sync(c.logUpto); err != nil {
+	if err := c.s.dur.Wait(c.logUpto); err != nil {
 		msg := err.Error()
 		c.s.persist.aofWriteErr.Store(&msg)
 		c.s.log.Error("append-only log write failed; closing client", "client", c.addr, "err", err)
@@ -349,20 +357,16 @@ func (c *client) syncLog() bool {
 
 // flush writes pending replies; false means the connection is gone.
 func (c *client) flush() bool {
-	if len(c.w.b) == 0 {
+	if c.w.Len() == 0 {
 		return true
 	}
 	var err error
 	if c.fd >= 0 {
-		err = c.writeRaw(c.w.b)
+		err = c.writeRaw(c.w.Bytes())
 	} else {
-		_, err = c.conn.Write(c.w.b)
+		_, err = c.conn.Write(c.w.Bytes())
 	}
-	if cap(c.w.b) > 4*maxPendingReply {
-		c.w.b = nil // do not keep a huge reply buffer around
-	} else {
-		c.w.b = c.w.b[:0]
-	}
+	c.w.Reset(4 * maxPendingReply) // do not keep a huge reply buffer around
 	return err == nil
 }
 
@@ -388,7 +392,7 @@ func (c *client) writeRaw(b []byte) error {
 
 // setProto switches the reply protocol (2 or 3).
 func (c *client) setProto(v int) {
-	c.w.resp3 = v == 3
+	c.w.SetRESP3(v == 3)
 	c.proto.Store(int32(v))
 }
 
@@ -405,7 +409,7 @@ func (c *client) info(now int64) string {
 	c.mu.Unlock()
 	cmd := "NULL"
 	if lc := c.lastCmd.Load(); lc != nil {
-		cmd = lc.Name
+		cmd = lc.FullName()
 	}
 	var b bytes.Buffer
 	b.WriteString("id=" + strconv.FormatInt(c.id, 10))
@@ -425,13 +429,12 @@ func (c *client) info(now int64) string {
 type watchedKey struct {
 	db  int
 	key string
-	exp int64 // the key's expiry when watched (0: none or missing)
 }
 
 // watchState holds a client's WATCHed keys.
 type watchState struct {
-	w    shards.Watch
-	keys []watchedKey
+	w   shards.Watch
+	set map[watchedKey]int64 // each key's expiry when watched (0: none or missing)
 }
 
 // unwatchAll forgets every watched key, locking each key's shard in turn.
@@ -440,7 +443,7 @@ func (c *client) unwatchAll() {
 	if c.watch == nil {
 		return
 	}
-	for _, k := range c.watch.keys {
+	for k := range c.watch.set {
 		db := c.s.dbs[k.db]
 		kb := []byte(k.key)
 		i := db.ShardOf(kb)

@@ -602,8 +602,8 @@ func TestIntegrationClientCommandIntrospection(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if n != int64(len(e.s.table.sorted)) || n < 21 {
-			t.Fatalf("COMMAND COUNT = %d, table has %d", n, len(e.s.table.sorted))
+		if n != int64(len(e.s.table.Commands())) || n < 21 {
+			t.Fatalf("COMMAND COUNT = %d, table has %d", n, len(e.s.table.Commands()))
 		}
 		// go-redis parses the whole COMMAND reply (10 fields per command).
 		cmds, err := e.rdb.Command(e.ctx).Result()
@@ -784,7 +784,7 @@ func TestIntegrationClientPasswordOption(t *testing.T) {
 func TestIntegrationClientCommandListFilter(t *testing.T) {
 	itEachProtocol(t, func(t *testing.T, e *itEnv) {
 		all, err := e.rdb.CommandList(e.ctx, nil).Result()
-		if err != nil || len(all) != len(e.s.table.sorted) {
+		if err != nil || len(all) != len(e.s.table.All()) {
 			t.Fatalf("COMMAND LIST = %d names, %v", len(all), err)
 		}
 		got, err := e.rdb.CommandList(e.ctx, &redis.FilterBy{Pattern: "ping"}).Result()

@@ -1,54 +1,74 @@
 package server
 
-import "strings"
+import (
+	"bytes"
+	"strings"
 
-// cmdCommand implements COMMAND [COUNT | INFO [name...] | DOCS [name...] |
-// GETKEYS cmd args... | LIST], all served from the one command table.
+	"github.com/turnstile/turnstile/command"
+	"github.com/turnstile/turnstile/resp"
+)
+
+// commandSubcommands are the rows of COMMAND's subcommands; COMMAND with
+// no subcommand lists every command. All are served from the one table.
+func commandSubcommands() []*Command {
+	const f = command.Loading | command.Stale
+	return []*Command{
+		{Name: "count", Arity: 2, Flags: f, Summary: "Returns a count of commands.", Since: "2.8.13", Handler: commandCount},
+		{Name: "list", Arity: -2, Flags: f, Summary: "Returns a list of command names.", Since: "7.0.0", Handler: commandList},
+		{Name: "info", Arity: -2, Flags: f, Summary: "Returns information about one, multiple or all commands.", Since: "2.8.13", Handler: commandInfo},
+		{Name: "docs", Arity: -2, Flags: f, Summary: "Returns documentary information about one, multiple or all commands.", Since: "7.0.0", Handler: commandDocs},
+		{Name: "getkeys", Arity: -3, Flags: f, Summary: "Extracts the key names from an arbitrary command.", Since: "2.8.13", Handler: commandGetKeys},
+		{Name: "help", Arity: 2, Flags: f, Summary: "Returns helpful text about the different subcommands.", Since: "5.0.0", Handler: commandHelp},
+	}
+}
+
+// cmdCommand implements COMMAND without a subcommand: every command's info.
 func cmdCommand(x *Ctx) {
-	t := x.s.table
-	if len(x.args) == 1 {
-		x.w.Array(len(t.sorted))
-		for _, c := range t.sorted {
-			writeCommandInfo(x.w, c)
-		}
+	cmds := x.s.table.Commands()
+	x.w.Array(len(cmds))
+	for _, c := range cmds {
+		writeCommandInfo(x.w, c)
+	}
+}
+
+func commandCount(x *Ctx) { x.w.Int(int64(len(x.s.table.Commands()))) }
+
+// commandInfo implements COMMAND INFO [name...].
+func commandInfo(x *Ctx) {
+	if len(x.args) == 2 {
+		cmdCommand(x)
 		return
 	}
-	sub := strings.ToLower(string(x.args[1]))
-	switch sub {
-	case "count":
-		x.w.Int(int64(len(t.sorted)))
-	case "list":
-		commandList(x)
-	case "info":
-		if len(x.args) == 2 {
-			x.w.Array(len(t.sorted))
-			for _, c := range t.sorted {
-				writeCommandInfo(x.w, c)
-			}
-			return
+	x.w.Array(len(x.args) - 2)
+	for _, name := range x.args[2:] {
+		if c := x.s.lookupFull(name); c != nil {
+			writeCommandInfo(x.w, c)
+		} else {
+			x.w.Null()
 		}
-		x.w.Array(len(x.args) - 2)
-		for _, name := range x.args[2:] {
-			if c := t.Lookup(name); c != nil {
-				writeCommandInfo(x.w, c)
-			} else {
-				x.w.Null()
-			}
-		}
-	case "docs":
-		commandDocs(x)
-	case "getkeys":
-		commandGetKeys(x)
-	case "help":
-		writeHelp(x, "COMMAND <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
-			"(no subcommand)", "    Return details about all commands.",
-			"COUNT", "    Return the total number of commands.",
-			"LIST [FILTERBY (MODULE <module-name>|ACLCAT <category>|PATTERN <pattern>)]", "    Return a list of all commands.",
-			"INFO [<command-name> ...]", "    Return details about the given commands, or all of them.",
-			"DOCS [<command-name> ...]", "    Return documentation details about the given commands, or all of them.",
-			"GETKEYS <full-command>", "    Return the keys from a full command.",
-			"HELP", "    Print this help.")
 	}
+}
+
+func commandHelp(x *Ctx) {
+	writeHelp(x, "COMMAND <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+		"(no subcommand)", "    Return details about all commands.",
+		"COUNT", "    Return the total number of commands.",
+		"LIST [FILTERBY (MODULE <module-name>|ACLCAT <category>|PATTERN <pattern>)]", "    Return a list of all commands.",
+		"INFO [<command-name> ...]", "    Return details about the given commands, or all of them.",
+		"DOCS [<command-name> ...]", "    Return documentation details about the given commands, or all of them.",
+		"GETKEYS <full-command>", "    Return the keys from a full command.",
+		"HELP", "    Print this help.")
+}
+
+// lookupFull finds a command by its full name: "get", or "config|get" for
+// a subcommand.
+func (s *Server) lookupFull(name []byte) *Command {
+	top, sub, isSub := bytes.Cut(name, []byte("|"))
+	c := s.table.Lookup(top)
+	if c == nil || !isSub {
+		return c
+	}
+	return c.Sub(sub)
 }
 
 // commandList implements COMMAND LIST [FILTERBY MODULE m|ACLCAT c|PATTERN p].
@@ -60,10 +80,10 @@ func commandList(x *Ctx) {
 		arg := x.args[4]
 		switch strings.ToLower(string(x.args[3])) {
 		case "pattern":
-			keep = func(c *Command) bool { return globMatch(arg, []byte(c.Name), true) }
+			keep = func(c *Command) bool { return globMatch(arg, []byte(c.FullName()), true) }
 		case "aclcat":
 			keep = func(c *Command) bool {
-				for _, cat := range c.categories() {
+				for _, cat := range categories(c) {
 					if strings.EqualFold(cat[1:], string(arg)) {
 						return true
 					}
@@ -81,9 +101,14 @@ func commandList(x *Ctx) {
 		return
 	}
 	var names []string
-	for _, c := range x.s.table.sorted {
+	for _, c := range x.s.table.Commands() {
 		if keep(c) {
 			names = append(names, c.Name)
+		}
+		for _, sub := range c.Subs {
+			if keep(sub) {
+				names = append(names, sub.FullName())
+			}
 		}
 	}
 	x.w.Array(len(names))
@@ -93,9 +118,9 @@ func commandList(x *Ctx) {
 }
 
 // writeCommandInfo writes one COMMAND INFO entry in Redis 7's ten-field form.
-func writeCommandInfo(w *Writer, c *Command) {
+func writeCommandInfo(w *resp.Writer, c *Command) {
 	w.Array(10)
-	w.BulkString(c.Name)
+	w.BulkString(c.FullName())
 	w.Int(int64(c.Arity))
 	flags := c.FlagNames()
 	w.Set(len(flags))
@@ -105,14 +130,17 @@ func writeCommandInfo(w *Writer, c *Command) {
 	w.Int(int64(c.FirstKey))
 	w.Int(int64(c.LastKey))
 	w.Int(int64(c.Step))
-	cats := c.categories()
+	cats := categories(c)
 	w.Set(len(cats))
 	for _, cat := range cats {
 		w.Status(cat)
 	}
 	w.Array(0) // tips
 	writeKeySpecs(w, c)
-	w.Array(0) // subcommands
+	w.Array(len(c.Subs))
+	for _, sub := range c.Subs {
+		writeCommandInfo(w, sub)
+	}
 }
 
 // aclCategories is Redis's category table; COMMAND lists a command's
@@ -122,14 +150,14 @@ var aclCategories = []string{"keyspace", "read", "write", "set", "sortedset", "l
 	"blocking", "dangerous", "connection", "transaction", "scripting"}
 
 // categories derives the ACL categories COMMAND reports from the row.
-func (c *Command) categories() []string {
+func categories(c *Command) []string {
 	has := map[string]bool{
-		"write": c.Has(FlagWrite),
-		"read":  c.Has(FlagReadonly),
-		"admin": c.Has(FlagAdmin), "dangerous": c.Has(FlagAdmin),
-		"fast": c.Has(FlagFast), "slow": !c.Has(FlagFast),
+		"write": c.Has(command.Write),
+		"read":  c.Has(command.Readonly),
+		"admin": c.Has(command.Admin), "dangerous": c.Has(command.Admin),
+		"fast": c.Has(command.Fast), "slow": !c.Has(command.Fast),
 	}
-	switch c.Group {
+	switch groupOf(c) {
 	case "string":
 		has["string"] = true
 	case "generic":
@@ -150,7 +178,7 @@ func (c *Command) categories() []string {
 
 // writeKeySpecs writes the single range key spec a (first, last, step) row
 // describes, or none for a command without keys.
-func writeKeySpecs(w *Writer, c *Command) {
+func writeKeySpecs(w *resp.Writer, c *Command) {
 	if c.FirstKey == 0 {
 		w.Array(0)
 		return
@@ -160,9 +188,9 @@ func writeKeySpecs(w *Writer, c *Command) {
 	w.BulkString("flags")
 	flags := []string{"RO"}
 	switch {
-	case c.Has(FlagWrite):
+	case c.Has(command.Write):
 		flags = []string{"RW", "access", "update"}
-	case c.Has(FlagReadonly):
+	case c.Has(command.Readonly):
 		flags = []string{"RO", "access"}
 	}
 	w.Set(len(flags))
@@ -201,24 +229,24 @@ func commandDocs(x *Ctx) {
 	t := x.s.table
 	var cmds []*Command
 	if len(x.args) == 2 {
-		cmds = t.sorted
+		cmds = t.Commands()
 	} else {
 		for _, name := range x.args[2:] {
-			if c := t.Lookup(name); c != nil {
+			if c := x.s.lookupFull(name); c != nil {
 				cmds = append(cmds, c)
 			}
 		}
 	}
 	x.w.Map(len(cmds))
 	for _, c := range cmds {
-		x.w.BulkString(c.Name)
+		x.w.BulkString(c.FullName())
 		x.w.Map(3)
 		x.w.BulkString("summary")
 		x.w.BulkString(c.Summary)
 		x.w.BulkString("since")
 		x.w.BulkString(c.Since)
 		x.w.BulkString("group")
-		x.w.BulkString(c.Group)
+		x.w.BulkString(groupOf(c))
 	}
 }
 
@@ -234,11 +262,14 @@ func commandGetKeys(x *Ctx) {
 		x.w.Error("ERR Invalid command specified")
 		return
 	}
-	if !checkArity(c.Arity, len(args)) {
+	if sub := c.Sub(args[1]); sub != nil {
+		c = sub
+	}
+	if !c.CheckArity(len(args)) {
 		x.w.Error("ERR Invalid number of arguments specified for command")
 		return
 	}
-	pos := c.keyPositions(args, nil)
+	pos := c.KeyPositions(args, nil)
 	if len(pos) == 0 {
 		x.w.Error("ERR The command has no key arguments")
 		return
@@ -247,4 +278,13 @@ func commandGetKeys(x *Ctx) {
 	for _, p := range pos {
 		x.w.Bulk(args[p])
 	}
+}
+
+// groupOf is a command's documentation group; a subcommand's is its
+// container's.
+func groupOf(c *Command) string {
+	if p := c.Parent(); p != nil {
+		return p.Group
+	}
+	return c.Group
 }

@@ -6,30 +6,29 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/turnstile/turnstile/command"
 	"github.com/turnstile/turnstile/shards"
 )
 
 func connectionCommands() []*Command {
-	const always = FlagNoScript | FlagLoading | FlagStale | FlagFast
+	const always = command.NoScript | command.Loading | command.Stale | command.Fast
 	return []*Command{
-		{Name: "ping", Arity: -1, Flags: FlagFast, Group: "connection", Since: "1.0.0",
+		{Name: "ping", Arity: -1, Flags: command.Fast, Group: "connection", Since: "1.0.0",
 			Summary: "Returns the server's liveliness response.", Handler: cmdPing},
-		{Name: "echo", Arity: 2, Flags: FlagFast, Group: "connection", Since: "1.0.0",
+		{Name: "echo", Arity: 2, Flags: command.Fast, Group: "connection", Since: "1.0.0",
 			Summary: "Returns the given string.", Handler: cmdEcho},
-		{Name: "quit", Arity: -1, Flags: always | FlagNoAuth | FlagNoQueue | FlagAllowBusy, Group: "connection", Since: "1.0.0",
+		{Name: "quit", Arity: -1, Flags: always | command.NoAuth | command.NoQueue | command.AllowBusy, Group: "connection", Since: "1.0.0",
 			Summary: "Closes the connection.", Handler: cmdQuit},
-		{Name: "reset", Arity: 1, Flags: always | FlagNoAuth | FlagNoQueue | FlagAllowBusy, Group: "connection", Since: "6.2.0",
+		{Name: "reset", Arity: 1, Flags: always | command.NoAuth | command.NoQueue | command.AllowBusy, Group: "connection", Since: "6.2.0",
 			Summary: "Resets the connection.", Handler: cmdReset},
-		{Name: "auth", Arity: -2, Flags: always | FlagNoAuth | FlagAllowBusy, Group: "connection", Since: "1.0.0",
+		{Name: "auth", Arity: -2, Flags: always | command.NoAuth | command.AllowBusy, Group: "connection", Since: "1.0.0",
 			Summary: "Authenticates the connection.", Handler: cmdAuth},
-		{Name: "hello", Arity: -1, Flags: always | FlagNoAuth | FlagAllowBusy, Group: "connection", Since: "6.0.0",
+		{Name: "hello", Arity: -1, Flags: always | command.NoAuth | command.AllowBusy, Group: "connection", Since: "6.0.0",
 			Summary: "Handshakes with the Redis server.", Handler: cmdHello},
-		{Name: "select", Arity: 2, Flags: FlagLoading | FlagStale | FlagFast, Group: "connection", Since: "1.0.0",
+		{Name: "select", Arity: 2, Flags: command.Loading | command.Stale | command.Fast, Group: "connection", Since: "1.0.0",
 			Summary: "Changes the selected database.", Handler: cmdSelect},
-		{Name: "client", Arity: -2, Flags: FlagNoScript | FlagLoading | FlagStale, Group: "connection", Since: "2.4.0",
-			Summary: "A container for client connection commands.", Handler: cmdClient,
-			Subs: map[string]int{"id": 2, "getname": 2, "setname": 3, "setinfo": 4, "info": 2,
-				"list": -2, "no-evict": 3, "no-touch": 3, "help": 2}},
+		{Name: "client", Arity: -2, Flags: command.NoScript | command.Loading | command.Stale, Group: "connection", Since: "2.4.0",
+			Summary: "A container for client connection commands.", Subs: clientSubcommands()},
 	}
 }
 
@@ -174,12 +173,11 @@ func cmdSelect(x *Ctx) {
 		x.w.Error(errNotInt)
 		return
 	}
-	if n < 0 || n >= int64(len(x.s.dbs)) {
+	if n < 0 || n >= int64(x.s.numDBs()) {
 		x.w.Error(errDBRange)
 		return
 	}
 	x.c.setDB(int(n))
-	x.db = x.s.dbs[n]
 	x.w.OK()
 }
 
@@ -195,47 +193,56 @@ func validClientName(b []byte) bool {
 	return true
 }
 
-// cmdClient dispatches CLIENT subcommands; the dispatcher has checked the
-// subcommand and its arity against the row's Subs.
-func cmdClient(x *Ctx) {
-	c := x.c
-	switch strings.ToLower(string(x.args[1])) {
-	case "id":
-		x.w.Int(c.id)
-	case "getname":
-		c.mu.Lock()
-		name := c.name
-		c.mu.Unlock()
-		if name == "" {
-			x.w.Null()
-		} else {
-			x.w.BulkString(name)
-		}
-	case "setname":
-		if !validClientName(x.args[2]) {
-			x.w.Error(errClientName)
-			return
-		}
-		c.mu.Lock()
-		c.name = string(x.args[2])
-		c.mu.Unlock()
-		x.w.OK()
-	case "setinfo":
-		clientSetInfo(x)
-	case "info":
-		x.w.Verbatim(c.info(x.now) + "\n")
-	case "list":
-		clientList(x)
-	case "no-evict", "no-touch":
-		v := strings.ToLower(string(x.args[2]))
-		if v != "on" && v != "off" {
-			x.w.Error(errSyntax)
-			return
-		}
-		x.w.OK()
-	case "help":
-		clientHelp(x)
+// clientSubcommands are the rows of CLIENT's subcommands.
+func clientSubcommands() []*Command {
+	const f = command.NoScript | command.Loading | command.Stale
+	return []*Command{
+		{Name: "id", Arity: 2, Flags: f, Since: "5.0.0", Summary: "Returns the unique client ID of the connection.",
+			Handler: func(x *Ctx) { x.w.Int(x.c.id) }},
+		{Name: "getname", Arity: 2, Flags: f, Since: "2.6.9", Summary: "Returns the name of the connection.", Handler: clientGetName},
+		{Name: "setname", Arity: 3, Flags: f | command.AllowBusy, Since: "2.6.9", Summary: "Sets the connection name.", Handler: clientSetName},
+		{Name: "setinfo", Arity: 4, Flags: f | command.AllowBusy, Since: "7.2.0", Summary: "Sets information specific to the client or connection.", Handler: clientSetInfo},
+		{Name: "info", Arity: 2, Flags: f, Since: "6.2.0", Summary: "Returns information about the connection.",
+			Handler: func(x *Ctx) { x.w.Verbatim(x.c.info(x.now) + "\n") }},
+		{Name: "list", Arity: -2, Flags: f | command.Admin, Since: "2.4.0", Summary: "Lists open connections.", Handler: clientList},
+		{Name: "no-evict", Arity: 3, Flags: f | command.Admin, Since: "7.0.0", Summary: "Sets the client eviction mode of the connection.", Handler: clientOnOff},
+		{Name: "no-touch", Arity: 3, Flags: f, Since: "7.2.0", Summary: "Controls whether commands sent by the client affect the LRU/LFU of accessed keys.", Handler: clientOnOff},
+		{Name: "help", Arity: 2, Flags: f, Since: "5.0.0", Summary: "Returns helpful text about the different subcommands.", Handler: clientHelp},
 	}
+}
+
+func clientGetName(x *Ctx) {
+	c := x.c
+	c.mu.Lock()
+	name := c.name
+	c.mu.Unlock()
+	if name == "" {
+		x.w.Null()
+	} else {
+		x.w.BulkString(name)
+	}
+}
+
+func clientSetName(x *Ctx) {
+	if !validClientName(x.args[2]) {
+		x.w.Error(errClientName)
+		return
+	}
+	x.c.mu.Lock()
+	x.c.name = string(x.args[2])
+	x.c.mu.Unlock()
+	x.w.OK()
+}
+
+// clientOnOff accepts CLIENT NO-EVICT|NO-TOUCH ON|OFF (Turnstile neither
+// evicts nor tracks access).
+func clientOnOff(x *Ctx) {
+	v := strings.ToLower(string(x.args[2]))
+	if v != "on" && v != "off" {
+		x.w.Error(errSyntax)
+		return
+	}
+	x.w.OK()
 }
 
 func clientSetInfo(x *Ctx) {

@@ -209,16 +209,13 @@ func boolInt(v bool) int {
 }
 
 func infoStats(s *Server, b *strings.Builder, _ int64) {
-	var expired int64
-	for _, db := range s.dbs {
-		expired += db.ExpiredKeys()
-	}
 	field(b, "total_connections_received", s.stats.totalConns.Load())
 	field(b, "total_commands_processed", s.stats.totalCommands())
 	field(b, "rejected_connections", s.stats.rejectedConns.Load())
-	field(b, "expired_keys", expired)
+	field(b, "expired_keys", s.expiredKeys())
 	field(b, "evicted_keys", 0)
 	field(b, "unknown_commands", s.stats.unknown.Load())
+	field(b, "total_error_replies", s.stats.errorReplies.Load())
 }
 
 func infoReplication(s *Server, b *strings.Builder, _ int64) {
@@ -240,15 +237,19 @@ func infoCPU(s *Server, b *strings.Builder, _ int64) {
 }
 
 func infoCommandStats(s *Server, b *strings.Builder, _ int64) {
-	for _, c := range s.table.sorted {
-		st := &s.stats.cmds[c.id]
-		calls := st.calls.Load()
-		if calls == 0 {
+	for _, c := range s.table.All() {
+		st := &s.stats.cmds[c.ID()]
+		calls, rejected, failed := st.calls.Load(), st.rejected.Load(), st.failed.Load()
+		if calls == 0 && rejected == 0 {
 			continue
 		}
 		usec := st.usec.Load()
-		fmt.Fprintf(b, "cmdstat_%s:calls=%d,usec=%d,usec_per_call=%.2f,rejected_calls=0,failed_calls=0\r\n",
-			c.Name, calls, usec, float64(usec)/float64(calls))
+		perCall := 0.0
+		if calls > 0 {
+			perCall = float64(usec) / float64(calls)
+		}
+		fmt.Fprintf(b, "cmdstat_%s:calls=%d,usec=%d,usec_per_call=%.2f,rejected_calls=%d,failed_calls=%d\r\n",
+			c.FullName(), calls, usec, perCall, rejected, failed)
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/turnstile/turnstile/command"
 	"github.com/turnstile/turnstile/shards"
 )
 
@@ -15,45 +16,45 @@ import (
 func keyCommands() []*Command {
 	const g = "generic"
 	return []*Command{
-		{Name: "del", Arity: -2, Flags: FlagWrite, FirstKey: 1, LastKey: -1, Step: 1, Group: g, Since: "1.0.0",
+		{Name: "del", Arity: -2, Flags: command.Write, FirstKey: 1, LastKey: -1, Step: 1, Group: g, Since: "1.0.0",
 			Summary: "Deletes one or more keys.", Handler: cmdDel},
-		{Name: "unlink", Arity: -2, Flags: FlagWrite | FlagFast, FirstKey: 1, LastKey: -1, Step: 1, Group: g, Since: "4.0.0",
+		{Name: "unlink", Arity: -2, Flags: command.Write | command.Fast, FirstKey: 1, LastKey: -1, Step: 1, Group: g, Since: "4.0.0",
 			Summary: "Asynchronously deletes one or more keys.", Handler: cmdDel},
-		{Name: "exists", Arity: -2, Flags: FlagReadonly | FlagFast, FirstKey: 1, LastKey: -1, Step: 1, Group: g, Since: "1.0.0",
+		{Name: "exists", Arity: -2, Flags: command.Readonly | command.Fast, FirstKey: 1, LastKey: -1, Step: 1, Group: g, Since: "1.0.0",
 			Summary: "Determines whether one or more keys exist.", Handler: cmdExists},
-		{Name: "touch", Arity: -2, Flags: FlagReadonly | FlagFast, FirstKey: 1, LastKey: -1, Step: 1, Group: g, Since: "3.2.1",
+		{Name: "touch", Arity: -2, Flags: command.Readonly | command.Fast, FirstKey: 1, LastKey: -1, Step: 1, Group: g, Since: "3.2.1",
 			Summary: "Returns the number of existing keys out of those specified after updating the time they were last accessed.", Handler: cmdExists},
-		{Name: "type", Arity: 2, Flags: FlagReadonly | FlagFast, FirstKey: 1, LastKey: 1, Step: 1, Group: g, Since: "1.0.0",
+		{Name: "type", Arity: 2, Flags: command.Readonly | command.Fast, FirstKey: 1, LastKey: 1, Step: 1, Group: g, Since: "1.0.0",
 			Summary: "Determines the type of value stored at a key.", Handler: cmdType},
-		{Name: "rename", Arity: 3, Flags: FlagWrite, FirstKey: 1, LastKey: 2, Step: 1, Group: g, Since: "1.0.0",
+		{Name: "rename", Arity: 3, Flags: command.Write, FirstKey: 1, LastKey: 2, Step: 1, Group: g, Since: "1.0.0",
 			Summary: "Renames a key and overwrites the destination.", Handler: cmdRename},
-		{Name: "renamenx", Arity: 3, Flags: FlagWrite | FlagFast, FirstKey: 1, LastKey: 2, Step: 1, Group: g, Since: "1.0.0",
+		{Name: "renamenx", Arity: 3, Flags: command.Write | command.Fast, FirstKey: 1, LastKey: 2, Step: 1, Group: g, Since: "1.0.0",
 			Summary: "Renames a key only when the target key name doesn't exist.", Handler: cmdRenameNX},
-		{Name: "copy", Arity: -3, Flags: FlagWrite | FlagDenyOOM, FirstKey: 1, LastKey: 2, Step: 1, Group: g, Since: "6.2.0", Locks: copyLocks,
+		{Name: "copy", Arity: -3, Flags: command.Write | command.DenyOOM, FirstKey: 1, LastKey: 2, Step: 1, Group: g, Since: "6.2.0", Locks: copyLocks,
 			Summary: "Copies the value of a key to a new key.", Handler: cmdCopy},
-		{Name: "expire", Arity: -3, Flags: FlagWrite | FlagFast, FirstKey: 1, LastKey: 1, Step: 1, Group: g, Since: "1.0.0",
+		{Name: "expire", Arity: -3, Flags: command.Write | command.Fast, FirstKey: 1, LastKey: 1, Step: 1, Group: g, Since: "1.0.0",
 			Summary: "Sets the expiration time of a key in seconds.", Handler: cmdExpire},
-		{Name: "pexpire", Arity: -3, Flags: FlagWrite | FlagFast, FirstKey: 1, LastKey: 1, Step: 1, Group: g, Since: "2.6.0",
+		{Name: "pexpire", Arity: -3, Flags: command.Write | command.Fast, FirstKey: 1, LastKey: 1, Step: 1, Group: g, Since: "2.6.0",
 			Summary: "Sets the expiration time of a key in milliseconds.", Handler: cmdPExpire},
-		{Name: "expireat", Arity: -3, Flags: FlagWrite | FlagFast, FirstKey: 1, LastKey: 1, Step: 1, Group: g, Since: "1.2.0",
+		{Name: "expireat", Arity: -3, Flags: command.Write | command.Fast, FirstKey: 1, LastKey: 1, Step: 1, Group: g, Since: "1.2.0",
 			Summary: "Sets the expiration time of a key to a Unix timestamp.", Handler: cmdExpireAt},
-		{Name: "pexpireat", Arity: -3, Flags: FlagWrite | FlagFast, FirstKey: 1, LastKey: 1, Step: 1, Group: g, Since: "2.6.0",
+		{Name: "pexpireat", Arity: -3, Flags: command.Write | command.Fast, FirstKey: 1, LastKey: 1, Step: 1, Group: g, Since: "2.6.0",
 			Summary: "Sets the expiration time of a key to a Unix milliseconds timestamp.", Handler: cmdPExpireAt},
-		{Name: "ttl", Arity: 2, Flags: FlagReadonly | FlagFast, FirstKey: 1, LastKey: 1, Step: 1, Group: g, Since: "1.0.0",
+		{Name: "ttl", Arity: 2, Flags: command.Readonly | command.Fast, FirstKey: 1, LastKey: 1, Step: 1, Group: g, Since: "1.0.0",
 			Summary: "Returns the expiration time in seconds of a key.", Handler: cmdTTL},
-		{Name: "pttl", Arity: 2, Flags: FlagReadonly | FlagFast, FirstKey: 1, LastKey: 1, Step: 1, Group: g, Since: "2.6.0",
+		{Name: "pttl", Arity: 2, Flags: command.Readonly | command.Fast, FirstKey: 1, LastKey: 1, Step: 1, Group: g, Since: "2.6.0",
 			Summary: "Returns the expiration time in milliseconds of a key.", Handler: cmdPTTL},
-		{Name: "expiretime", Arity: 2, Flags: FlagReadonly | FlagFast, FirstKey: 1, LastKey: 1, Step: 1, Group: g, Since: "7.0.0",
+		{Name: "expiretime", Arity: 2, Flags: command.Readonly | command.Fast, FirstKey: 1, LastKey: 1, Step: 1, Group: g, Since: "7.0.0",
 			Summary: "Returns the expiration time of a key as a Unix timestamp.", Handler: cmdExpireTime},
-		{Name: "pexpiretime", Arity: 2, Flags: FlagReadonly | FlagFast, FirstKey: 1, LastKey: 1, Step: 1, Group: g, Since: "7.0.0",
+		{Name: "pexpiretime", Arity: 2, Flags: command.Readonly | command.Fast, FirstKey: 1, LastKey: 1, Step: 1, Group: g, Since: "7.0.0",
 			Summary: "Returns the expiration time of a key as a Unix milliseconds timestamp.", Handler: cmdPExpireTime},
-		{Name: "persist", Arity: 2, Flags: FlagWrite | FlagFast, FirstKey: 1, LastKey: 1, Step: 1, Group: g, Since: "2.2.0",
+		{Name: "persist", Arity: 2, Flags: command.Write | command.Fast, FirstKey: 1, LastKey: 1, Step: 1, Group: g, Since: "2.2.0",
 			Summary: "Removes the expiration time of a key.", Handler: cmdPersist},
-		{Name: "keys", Arity: 2, Flags: FlagReadonly | FlagKeyspace, Group: g, Since: "1.0.0",
+		{Name: "keys", Arity: 2, Flags: command.Readonly | command.Keyspace, Group: g, Since: "1.0.0",
 			Summary: "Returns all key names that match a pattern.", Handler: cmdKeys},
-		{Name: "scan", Arity: -2, Flags: FlagReadonly | FlagKeyspace, Group: g, Since: "2.8.0",
+		{Name: "scan", Arity: -2, Flags: command.Readonly | command.Keyspace, Group: g, Since: "2.8.0",
 			Summary: "Iterates over the key names in the database.", Handler: cmdScan},
-		{Name: "randomkey", Arity: 1, Flags: FlagReadonly | FlagKeyspace, Group: g, Since: "1.0.0",
+		{Name: "randomkey", Arity: 1, Flags: command.Readonly | command.Keyspace, Group: g, Since: "1.0.0",
 			Summary: "Returns a random key name from the database.", Handler: cmdRandomKey},
 	}
 }
@@ -99,7 +100,7 @@ func cmdDel(x *Ctx) {
 func cmdExists(x *Ctx) {
 	var n int64
 	for _, k := range x.args[1:] {
-		if _, ok := x.db.Get(k, x.now); ok {
+		if _, ok := x.get(k); ok {
 			n++
 		}
 	}
@@ -107,7 +108,7 @@ func cmdExists(x *Ctx) {
 }
 
 func cmdType(x *Ctx) {
-	e, ok := x.db.Get(x.args[1], x.now)
+	e, ok := x.get(x.args[1])
 	if !ok {
 		x.w.Status("none")
 		return
@@ -122,7 +123,7 @@ func cmdRenameNX(x *Ctx) { renameKey(x, true) }
 // second; RENAME overwrites the destination, RENAMENX leaves it alone.
 func renameKey(x *Ctx, nx bool) {
 	src, dst := x.args[1], x.args[2]
-	e, ok := x.db.Get(src, x.now)
+	e, ok := x.get(src)
 	if !ok {
 		x.w.Error(errNoSuchKey)
 		return
@@ -136,7 +137,7 @@ func renameKey(x *Ctx, nx bool) {
 		return
 	}
 	if nx {
-		if _, exists := x.db.Get(dst, x.now); exists {
+		if _, exists := x.get(dst); exists {
 			x.w.Int(0)
 			return
 		}
@@ -175,7 +176,7 @@ func cmdCopy(x *Ctx) {
 				x.w.Error(errIntRange)
 				return
 			}
-			if n < 0 || n >= int64(len(x.s.dbs)) {
+			if n < 0 || n >= int64(x.s.numDBs()) {
 				x.w.Error(errDBRange)
 				return
 			}
@@ -190,12 +191,12 @@ func cmdCopy(x *Ctx) {
 		x.w.Error(errSameObject)
 		return
 	}
-	e, ok := x.db.Get(src, x.now)
+	e, ok := x.get(src)
 	if !ok {
 		x.w.Int(0)
 		return
 	}
-	if _, exists := x.s.dbs[db].Get(dst, x.now); exists && !replace {
+	if _, exists := x.getDB(db, dst); exists && !replace {
 		x.w.Int(0)
 		return
 	}
@@ -276,7 +277,7 @@ func expireGeneric(x *Ctx, unit int64, abs bool) {
 		return
 	}
 	key := x.args[1]
-	e, ok := x.db.Get(key, x.now)
+	e, ok := x.get(key)
 	if !ok {
 		x.w.Int(0)
 		return
@@ -304,7 +305,7 @@ func expireGeneric(x *Ctx, unit int64, abs bool) {
 // ttlReply writes -2 for a missing key, -1 for a key without expiry, or
 // f(expiry) otherwise.
 func ttlReply(x *Ctx, f func(exp int64) int64) {
-	e, ok := x.db.Get(x.args[1], x.now)
+	e, ok := x.get(x.args[1])
 	switch {
 	case !ok:
 		x.w.Int(-2)
@@ -328,7 +329,7 @@ func cmdPExpireTime(x *Ctx) { ttlReply(x, nsToMs) }
 
 func cmdPersist(x *Ctx) {
 	key := x.args[1]
-	e, ok := x.db.Get(key, x.now)
+	e, ok := x.get(key)
 	if !ok || e.Exp == 0 {
 		x.w.Int(0)
 		return
@@ -347,7 +348,7 @@ func cmdKeys(x *Ctx) {
 	pat := x.args[1]
 	all := matchesAll(pat)
 	var keys []string
-	x.db.ForEach(x.now, x.allLocked, func(k string, _ shards.Entry) bool {
+	x.forEach(func(k string, _ shards.Entry) bool {
 		if all || globMatch(pat, k, false) {
 			keys = append(keys, k)
 		}
@@ -360,7 +361,7 @@ func cmdKeys(x *Ctx) {
 }
 
 func cmdRandomKey(x *Ctx) {
-	k, ok := x.db.RandomKey(x.now, x.allLocked)
+	k, ok := x.randomKey()
 	if !ok {
 		x.w.Null()
 		return

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+	"github.com/turnstile/turnstile/command"
 )
 
 // kstep is one step of a scripted key-command test: either a command and
@@ -732,8 +733,8 @@ func TestKeyCommandRows(t *testing.T) {
 		if got := c.FlagNames(); !sameSet(got, w.flags) {
 			t.Errorf("%s: flags %v, want %v", c.Name, got, w.flags)
 		}
-		if (c.FirstKey == 0) != c.Has(FlagKeyspace) {
-			t.Errorf("%s: FlagKeyspace must be set exactly on the commands without key positions", c.Name)
+		if (c.FirstKey == 0) != c.Has(command.Keyspace) {
+			t.Errorf("%s: command.Keyspace must be set exactly on the commands without key positions", c.Name)
 		}
 	}
 }

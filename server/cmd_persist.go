@@ -1,19 +1,23 @@
 package server
 
-import "strings"
+import (
+	"strings"
+
+	"github.com/turnstile/turnstile/command"
+)
 
 func persistCommands() []*Command {
-	const admin = FlagAdmin | FlagNoScript
+	const admin = command.Admin | command.NoScript
 	return []*Command{
 		{Name: "save", Arity: 1, Flags: admin, Group: "server", Since: "1.0.0",
 			Summary: "Synchronously saves the database(s) to disk.", Handler: cmdSave},
 		{Name: "bgsave", Arity: -1, Flags: admin, Group: "server", Since: "1.0.0",
 			Summary: "Asynchronously saves the database(s) to disk.", Handler: cmdBgsave},
-		{Name: "lastsave", Arity: 1, Flags: FlagLoading | FlagStale | FlagFast | FlagRandom, Group: "server", Since: "1.0.0",
+		{Name: "lastsave", Arity: 1, Flags: command.Loading | command.Stale | command.Fast | command.Random, Group: "server", Since: "1.0.0",
 			Summary: "Returns the Unix timestamp of the last successful save to disk.", Handler: cmdLastSave},
 		{Name: "bgrewriteaof", Arity: 1, Flags: admin, Group: "server", Since: "1.0.0",
 			Summary: "Asynchronously rewrites the append-only file to disk.", Handler: cmdBgRewriteAOF},
-		{Name: "shutdown", Arity: -1, Flags: admin | FlagLoading | FlagStale | FlagNoQueue, Group: "server", Since: "1.0.0",
+		{Name: "shutdown", Arity: -1, Flags: admin | command.Loading | command.Stale | command.NoQueue, Group: "server", Since: "1.0.0",
 			Summary: "Synchronously saves the database(s) to disk and shuts down the Redis server.", Handler: cmdShutdown},
 	}
 }
@@ -86,6 +90,6 @@ func cmdShutdown(x *Ctx) {
 	x.s.persist.noSaveOnExit.Store(true) // saved above, or told not to
 	x.s.log.Info("shutdown requested by a client", "client", x.c.addr)
 	x.c.quit = true
-	x.w.b = x.w.b[:0]
+	x.w.Truncate(0)
 	go x.s.Close()
 }

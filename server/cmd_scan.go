@@ -56,7 +56,7 @@ func cmdScan(x *Ctx) {
 		}
 	}
 	var keys []string
-	next := x.db.Scan(cursor, int(min(count, math.MaxInt)), x.now, x.allLocked, func(k string, e shards.Entry) {
+	next := x.scan(cursor, int(min(count, math.MaxInt)), func(k string, e shards.Entry) {
 		if pat != nil && !globMatch(pat, k, false) {
 			return
 		}

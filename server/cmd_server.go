@@ -4,25 +4,25 @@ import (
 	"math"
 	"strconv"
 	"strings"
+
+	"github.com/turnstile/turnstile/command"
 )
 
 func serverCommands() []*Command {
 	return []*Command{
-		{Name: "command", Arity: -1, Flags: FlagLoading | FlagStale, Group: "server", Since: "2.8.13",
-			Summary: "Returns detailed information about all commands.", Handler: cmdCommand,
-			Subs: map[string]int{"count": 2, "list": -2, "info": -2, "docs": -2, "getkeys": -3, "help": 2}},
-		{Name: "info", Arity: -1, Flags: FlagLoading | FlagStale, Group: "server", Since: "1.0.0",
+		{Name: "command", Arity: -1, Flags: command.Loading | command.Stale, Group: "server", Since: "2.8.13",
+			Summary: "Returns detailed information about all commands.", Handler: cmdCommand, Subs: commandSubcommands()},
+		{Name: "info", Arity: -1, Flags: command.Loading | command.Stale, Group: "server", Since: "1.0.0",
 			Summary: "Returns information and statistics about the server.", Handler: cmdInfo},
-		{Name: "config", Arity: -2, Flags: FlagAdmin | FlagNoScript | FlagLoading | FlagStale, Group: "server", Since: "2.0.0",
-			Summary: "A container for server configuration commands.", Handler: cmdConfig,
-			Subs: map[string]int{"get": -3, "set": -4, "resetstat": 2, "rewrite": 2, "help": 2}},
-		{Name: "time", Arity: 1, Flags: FlagLoading | FlagStale | FlagFast | FlagRandom, Group: "server", Since: "2.6.0",
+		{Name: "config", Arity: -2, Flags: command.Admin | command.NoScript | command.Loading | command.Stale, Group: "server", Since: "2.0.0",
+			Summary: "A container for server configuration commands.", Subs: configSubcommands()},
+		{Name: "time", Arity: 1, Flags: command.Loading | command.Stale | command.Fast | command.Random, Group: "server", Since: "2.6.0",
 			Summary: "Returns the server time.", Handler: cmdTime},
-		{Name: "dbsize", Arity: 1, Flags: FlagReadonly | FlagFast, Group: "server", Since: "1.0.0",
+		{Name: "dbsize", Arity: 1, Flags: command.Readonly | command.Fast, Group: "server", Since: "1.0.0",
 			Summary: "Returns the number of keys in the database.", Handler: cmdDBSize},
-		{Name: "flushdb", Arity: -1, Flags: FlagWrite | FlagKeyspace, Group: "server", Since: "1.0.0",
+		{Name: "flushdb", Arity: -1, Flags: command.Write | command.Keyspace, Group: "server", Since: "1.0.0",
 			Summary: "Removes all keys from the current database.", Handler: cmdFlushDB},
-		{Name: "flushall", Arity: -1, Flags: FlagWrite | FlagKeyspace, Group: "server", Since: "1.0.0",
+		{Name: "flushall", Arity: -1, Flags: command.Write | command.Keyspace, Group: "server", Since: "1.0.0",
 			Summary: "Removes all keys from all databases.", Handler: cmdFlushAll},
 	}
 }
@@ -33,7 +33,7 @@ func cmdTime(x *Ctx) {
 	x.w.BulkInt(x.now % 1e9 / 1e3)
 }
 
-func cmdDBSize(x *Ctx) { x.w.Int(x.db.Len()) }
+func cmdDBSize(x *Ctx) { x.w.Int(x.dbSize()) }
 
 // flushMode checks the optional ASYNC|SYNC argument of FLUSHDB/FLUSHALL.
 func flushMode(x *Ctx) bool {
@@ -63,7 +63,7 @@ func cmdFlushAll(x *Ctx) {
 	if !flushMode(x) {
 		return
 	}
-	for i := range x.s.dbs {
+	for i := range x.s.numDBs() {
 		x.flushDB(i)
 	}
 	x.w.OK()
@@ -121,30 +121,31 @@ type configError string
 
 func (e configError) Error() string { return string(e) }
 
-// cmdConfig dispatches CONFIG subcommands; the dispatcher has checked the
-// subcommand and its arity against the row's Subs.
-func cmdConfig(x *Ctx) {
-	switch strings.ToLower(string(x.args[1])) {
-	case "get":
-		configGet(x)
-	case "set":
-		if len(x.args)%2 != 0 {
-			x.w.Error(arityError("config|set"))
-			return
-		}
-		configSet(x)
-	case "resetstat":
-		x.w.OK()
-	case "rewrite":
-		x.w.Error("ERR The server is running without a config file")
-	case "help":
-		writeHelp(x, "CONFIG <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
-			"GET <pattern>", "    Return parameters matching the glob-like <pattern> and their values.",
-			"SET <directive> <value>", "    Set the configuration <directive> to <value>.",
-			"RESETSTAT", "    Reset statistics reported by the INFO command.",
-			"REWRITE", "    Rewrite the configuration file.",
-			"HELP", "    Print this help.")
+// configSubcommands are the rows of CONFIG's subcommands.
+func configSubcommands() []*Command {
+	const f = command.Admin | command.NoScript | command.Loading | command.Stale
+	return []*Command{
+		{Name: "get", Arity: -3, Flags: f, Since: "2.0.0", Summary: "Returns the effective values of configuration parameters.", Handler: configGet},
+		{Name: "set", Arity: -4, Flags: f, Since: "2.0.0", Summary: "Sets configuration parameters in-flight.", Handler: configSet},
+		{Name: "resetstat", Arity: 2, Flags: f, Since: "2.0.0", Summary: "Resets the server's statistics.", Handler: configResetStat},
+		{Name: "rewrite", Arity: 2, Flags: f, Since: "2.8.0", Summary: "Persists the effective configuration to file.",
+			Handler: func(x *Ctx) { x.w.Error("ERR The server is running without a config file") }},
+		{Name: "help", Arity: 2, Flags: f, Since: "5.0.0", Summary: "Returns helpful text about the different subcommands.", Handler: configHelp},
 	}
+}
+
+func configResetStat(x *Ctx) {
+	x.s.resetStats()
+	x.w.OK()
+}
+
+func configHelp(x *Ctx) {
+	writeHelp(x, "CONFIG <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+		"GET <pattern>", "    Return parameters matching the glob-like <pattern> and their values.",
+		"SET <directive> <value>", "    Set the configuration <directive> to <value>.",
+		"RESETSTAT", "    Reset statistics reported by the INFO command.",
+		"REWRITE", "    Rewrite the configuration file.",
+		"HELP", "    Print this help.")
 }
 
 func configGet(x *Ctx) {
@@ -166,6 +167,10 @@ func configGet(x *Ctx) {
 }
 
 func configSet(x *Ctx) {
+	if len(x.args)%2 != 0 {
+		x.w.Error(arityError("config|set"))
+		return
+	}
 	params := x.s.configParams()
 	type change struct {
 		p configParam

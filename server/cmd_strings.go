@@ -5,14 +5,15 @@ import (
 	"math"
 	"math/big"
 
+	"github.com/turnstile/turnstile/command"
 	"github.com/turnstile/turnstile/shards"
 )
 
 func stringCommands() []*Command {
 	const (
-		rw     = FlagWrite | FlagDenyOOM
-		rwFast = FlagWrite | FlagDenyOOM | FlagFast
-		roFast = FlagReadonly | FlagFast
+		rw     = command.Write | command.DenyOOM
+		rwFast = command.Write | command.DenyOOM | command.Fast
+		roFast = command.Readonly | command.Fast
 	)
 	one := func(c *Command) *Command {
 		c.FirstKey, c.LastKey, c.Step, c.Group = 1, 1, 1, "string"
@@ -31,9 +32,9 @@ func stringCommands() []*Command {
 			Summary: "Sets both string value and expiration time in milliseconds of a key. The key is created if it doesn't exist.", Handler: cmdSetEX}),
 		one(&Command{Name: "getset", Arity: 3, Flags: rwFast, Since: "1.0.0",
 			Summary: "Returns the previous string value of a key after setting it to a new value.", Handler: cmdGetSet}),
-		one(&Command{Name: "getex", Arity: -2, Flags: FlagWrite | FlagFast, Since: "6.2.0",
+		one(&Command{Name: "getex", Arity: -2, Flags: command.Write | command.Fast, Since: "6.2.0",
 			Summary: "Returns the string value of a key after setting its expiration time.", Handler: cmdGetEX}),
-		one(&Command{Name: "getdel", Arity: 2, Flags: FlagWrite | FlagFast, Since: "6.2.0",
+		one(&Command{Name: "getdel", Arity: 2, Flags: command.Write | command.Fast, Since: "6.2.0",
 			Summary: "Returns the string value of a key after deleting the key.", Handler: cmdGetDel}),
 		{Name: "mget", Arity: -2, Flags: roFast, FirstKey: 1, LastKey: -1, Step: 1, Group: "string", Since: "1.0.0",
 			Summary: "Atomically returns the string values of one or more keys.", Handler: cmdMGet},
@@ -57,9 +58,9 @@ func stringCommands() []*Command {
 			Summary: "Returns the length of a string value.", Handler: cmdStrlen}),
 		one(&Command{Name: "setrange", Arity: 4, Flags: rw, Since: "2.2.0",
 			Summary: "Overwrites a part of a string value with another by an offset. Creates the key if it doesn't exist.", Handler: cmdSetRange}),
-		one(&Command{Name: "getrange", Arity: 4, Flags: FlagReadonly, Since: "2.4.0",
+		one(&Command{Name: "getrange", Arity: 4, Flags: command.Readonly, Since: "2.4.0",
 			Summary: "Returns a substring of the string stored at a key.", Handler: cmdGetRange}),
-		one(&Command{Name: "substr", Arity: 4, Flags: FlagReadonly, Since: "1.0.0",
+		one(&Command{Name: "substr", Arity: 4, Flags: command.Readonly, Since: "1.0.0",
 			Summary: "Returns a substring from a string value.", Handler: cmdGetRange}),
 	}
 }
@@ -68,7 +69,7 @@ func stringCommands() []*Command {
 // exists; when it exists with another type it replies WRONGTYPE and
 // returns ok false.
 func getString(x *Ctx, key []byte) (e shards.Entry, found, ok bool) {
-	e, found = x.db.Get(key, x.now)
+	e, found = x.get(key)
 	if found && !e.IsString() {
 		x.w.Error(errWrongType)
 		return e, true, false
@@ -260,7 +261,7 @@ func setGeneric(x *Ctx, key, val []byte, flags int, exp int64, intReply bool) {
 			return
 		}
 	} else {
-		old, found = x.db.Get(key, x.now)
+		old, found = x.get(key)
 	}
 	if (flags&optNX != 0 && found) || (flags&optXX != 0 && !found) {
 		if flags&optGet != 0 {
@@ -351,7 +352,7 @@ func cmdMGet(x *Ctx) {
 	keys := x.args[1:]
 	x.w.Array(len(keys))
 	for _, k := range keys {
-		e, found := x.db.Get(k, x.now)
+		e, found := x.get(k)
 		if !found || !e.IsString() {
 			x.w.Null()
 			continue
@@ -369,7 +370,7 @@ func cmdMSet(x *Ctx) {
 	nx := x.cmd.Name == "msetnx"
 	if nx {
 		for i := 1; i < len(x.args); i += 2 {
-			if _, found := x.db.Get(x.args[i], x.now); found {
+			if _, found := x.get(x.args[i]); found {
 				x.w.Int(0)
 				return
 			}

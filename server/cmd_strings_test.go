@@ -12,6 +12,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/turnstile/turnstile/command"
 	"github.com/turnstile/turnstile/shards"
 )
 
@@ -815,7 +816,7 @@ func TestStringCommandRows(t *testing.T) {
 		if cmd.FirstKey != 1 || cmd.Step < 1 {
 			t.Errorf("%s: key spec %d %d %d", cmd.Name, cmd.FirstKey, cmd.LastKey, cmd.Step)
 		}
-		if cmd.Has(FlagWrite) == cmd.Has(FlagReadonly) {
+		if cmd.Has(command.Write) == cmd.Has(command.Readonly) {
 			t.Errorf("%s: must be exactly one of write and readonly", cmd.Name)
 		}
 	}

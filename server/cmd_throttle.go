@@ -4,6 +4,7 @@ import (
 	"errors"
 	"math"
 
+	"github.com/turnstile/turnstile/command"
 	"github.com/turnstile/turnstile/gcra"
 	"github.com/turnstile/turnstile/shards"
 )
@@ -12,7 +13,7 @@ func throttleCommands() []*Command {
 	return []*Command{
 		// Registered like redis-cell: flag "write" only, arity -1 (the
 		// handler checks the argument count and answers with the usage text).
-		{Name: "cl.throttle", Arity: -1, Flags: FlagWrite, FirstKey: 1, LastKey: 1, Step: 1,
+		{Name: "cl.throttle", Arity: -1, Flags: command.Write, FirstKey: 1, LastKey: 1, Step: 1,
 			Group: "module", Since: "0.5.0", Summary: "Rate limits a key with GCRA (redis-cell compatible).",
 			Handler: cmdThrottle},
 	}
@@ -55,7 +56,7 @@ func cmdThrottle(x *Ctx) {
 		return
 	}
 	key := args[1]
-	e, ref, found := x.db.Lookup(key, x.now)
+	e, ref, found := x.lookup(key)
 	tat, errText := loadTAT(e, found)
 	if errText != "" {
 		x.w.Error(errText)

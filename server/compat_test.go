@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/turnstile/turnstile/clock"
+	"github.com/turnstile/turnstile/resp"
 )
 
 // TestCompatWithRedis is the differential test: every script in
@@ -60,7 +61,7 @@ func runCompatScript(t *testing.T, path, redisAddr, tsAddr string) {
 		if len(line) > 2 && (line[0] == '~' || line[0] == '?') && line[1] == ' ' {
 			mode, line = line[0], line[2:]
 		}
-		args, _, err := splitArgs([]byte(line), nil, nil)
+		args, _, err := resp.SplitArgs([]byte(line), nil, nil)
 		if err != nil || len(args) == 0 {
 			t.Fatalf("%s:%d: bad script line %q: %v", path, i+1, line, err)
 		}

@@ -10,6 +10,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/turnstile/turnstile/resp"
 )
 
 // These tests exercise the socket loop (serveRaw): it waits for readability
@@ -69,7 +71,7 @@ func TestConnPipelineLargerThanReadBuffer(t *testing.T) {
 	b.WriteString(encodeCommand("SET", "big", big))
 	b.WriteString(encodeCommand("STRLEN", "big"))
 	req := b.String()
-	if len(req) < 100*initialReadBuf {
+	if len(req) < 100*resp.InitialReadBuf {
 		t.Fatalf("pipeline of %d bytes is too small for this test", len(req))
 	}
 	errc := make(chan error, 1)

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/turnstile/turnstile/clock"
+	"github.com/turnstile/turnstile/resp"
 )
 
 // testEpoch is the manual clock's start: 2023-11-14T22:13:20Z.
@@ -112,14 +113,11 @@ func (r *rawConn) do(args ...string) string {
 }
 
 func encodeCommand(args ...string) string {
-	b := []byte{}
-	b = appendHeader(b, '*', len(args))
-	for _, a := range args {
-		b = appendHeader(b, '$', len(a))
-		b = append(b, a...)
-		b = append(b, '\r', '\n')
+	bs := make([][]byte, len(args))
+	for i, a := range args {
+		bs[i] = []byte(a)
 	}
-	return string(b)
+	return string(resp.AppendRequest(nil, bs...))
 }
 
 // readReply reads one complete RESP2/RESP3 reply and returns its raw bytes.

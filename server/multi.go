@@ -1,11 +1,18 @@
 package server
 
-import "github.com/turnstile/turnstile/shards"
+import (
+	"strconv"
+	"time"
+
+	"github.com/turnstile/turnstile/command"
+	"github.com/turnstile/turnstile/shards"
+)
 
 // multiState is an open MULTI block.
 type multiState struct {
 	cmds  []queued
-	dirty bool // a command was rejected while queueing: EXEC aborts
+	bytes int64 // argument bytes queued
+	dirty bool  // a command was rejected while queueing: EXEC aborts
 }
 
 type queued struct {
@@ -13,17 +20,43 @@ type queued struct {
 	args [][]byte // owned copies
 }
 
+// checkRoom returns the error for a command that would overflow the queue
+// (Config.MaxQueuedCommands, MaxQueuedBytes), or "".
+func (m *multiState) checkRoom(s *Server, args [][]byte) string {
+	if len(m.cmds) >= s.cfg.MaxQueuedCommands {
+		return "ERR MULTI queue is full: at most " + strconv.Itoa(s.cfg.MaxQueuedCommands) + " commands per transaction"
+	}
+	n := int64(0)
+	for _, a := range args {
+		n += int64(len(a))
+	}
+	if m.bytes+n > s.cfg.MaxQueuedBytes {
+		return "ERR MULTI queue is full: at most " + strconv.FormatInt(s.cfg.MaxQueuedBytes, 10) + " bytes of arguments per transaction"
+	}
+	return ""
+}
+
+// queue appends a copy of the command (checkRoom said there is room).
+func (m *multiState) queue(cmd *Command, args [][]byte) {
+	q := queued{cmd: cmd, args: copyArgs(args)}
+	for _, a := range args {
+		m.bytes += int64(len(a))
+	}
+	m.cmds = append(m.cmds, q)
+}
+
 func transactionCommands() []*Command {
+	const f = command.NoQueue | command.NoScript | command.Loading | command.Stale
 	return []*Command{
-		{Name: "multi", Arity: 1, Flags: FlagNoQueue | FlagNoScript | FlagLoading | FlagStale | FlagFast | FlagAllowBusy, Group: "transactions", Since: "1.2.0",
+		{Name: "multi", Arity: 1, Flags: f | command.Fast | command.AllowBusy, Group: "transactions", Since: "1.2.0",
 			Summary: "Starts a transaction.", Handler: cmdMulti},
-		{Name: "exec", Arity: 1, Flags: FlagNoQueue | FlagNoScript | FlagLoading | FlagStale, Group: "transactions", Since: "1.2.0",
+		{Name: "exec", Arity: 1, Flags: f, Group: "transactions", Since: "1.2.0",
 			Summary: "Executes all commands in a transaction.", Handler: cmdExec},
-		{Name: "discard", Arity: 1, Flags: FlagNoQueue | FlagNoScript | FlagLoading | FlagStale | FlagFast | FlagAllowBusy, Group: "transactions", Since: "2.0.0",
+		{Name: "discard", Arity: 1, Flags: f | command.Fast | command.AllowBusy, Group: "transactions", Since: "2.0.0",
 			Summary: "Discards a transaction.", Handler: cmdDiscard},
-		{Name: "watch", Arity: -2, Flags: FlagNoQueue | FlagNoScript | FlagLoading | FlagStale | FlagFast | FlagAllowBusy, FirstKey: 1, LastKey: -1, Step: 1, Group: "transactions", Since: "2.2.0",
+		{Name: "watch", Arity: -2, Flags: f | command.Fast | command.AllowBusy, FirstKey: 1, LastKey: -1, Step: 1, Group: "transactions", Since: "2.2.0",
 			Summary: "Monitors changes to keys to determine the execution of a transaction.", Handler: cmdWatch},
-		{Name: "unwatch", Arity: 1, Flags: FlagNoScript | FlagLoading | FlagStale | FlagFast | FlagAllowBusy, Group: "transactions", Since: "2.2.0",
+		{Name: "unwatch", Arity: 1, Flags: command.NoScript | command.Loading | command.Stale | command.Fast | command.AllowBusy, Group: "transactions", Since: "2.2.0",
 			Summary: "Forgets about watched keys of a transaction.", Handler: cmdUnwatch},
 	}
 }
@@ -63,6 +96,9 @@ func cmdDiscard(x *Ctx) {
 	x.w.OK()
 }
 
+// cmdWatch adds keys to the client's watch list: linear in the number of
+// keys (a set finds repeats), bounded by Config.MaxWatchedKeys. The
+// dispatcher holds the shards of every key named.
 func cmdWatch(x *Ctx) {
 	c := x.c
 	if c.multi != nil {
@@ -70,35 +106,39 @@ func cmdWatch(x *Ctx) {
 		return
 	}
 	if c.watch == nil {
-		c.watch = &watchState{}
+		c.watch = &watchState{set: make(map[watchedKey]int64)}
 	}
-outer:
+	fresh := 0
 	for _, k := range x.args[1:] {
-		for _, wk := range c.watch.keys {
-			if wk.db == c.db && wk.key == string(k) {
-				continue outer
-			}
+		if _, dup := c.watch.set[watchedKey{c.db, string(k)}]; !dup {
+			fresh++ // an upper bound: k may repeat within this call
 		}
-		var exp int64
-		if e, ok := x.db.Get(k, x.now); ok {
-			exp = e.Exp
+	}
+	if limit := x.s.cfg.MaxWatchedKeys; len(c.watch.set)+fresh > limit {
+		x.w.Error("ERR too many watched keys: at most " + strconv.Itoa(limit) + " per connection")
+		return
+	}
+	for _, k := range x.args[1:] {
+		wk := watchedKey{c.db, string(k)}
+		if _, dup := c.watch.set[wk]; dup {
+			continue
 		}
-		x.db.Watch(k, &c.watch.w)
-		c.watch.keys = append(c.watch.keys, watchedKey{db: c.db, key: string(k), exp: exp})
+		c.watch.set[wk] = x.watch(k, &c.watch.w)
 	}
 	x.w.OK()
 }
 
 func cmdUnwatch(x *Ctx) {
-	if !x.inExec { // inside EXEC the shards are held; EXEC unwatches after
+	if x.ex.kind == execCommand { // inside EXEC the shards are held; EXEC unwatches after
 		x.c.unwatchAll()
 	}
 	x.w.OK()
 }
 
-// cmdExec runs the queued commands atomically: it locks the shards of every
-// key they name (and of the watched keys) in the fixed order, checks WATCH,
-// runs each command, then releases the shards.
+// cmdExec runs the queued commands as one execution: it locks the shards
+// of every key they name (and of the watched keys) in the fixed order,
+// checks WATCH, runs each command with the EXEC's now, commits all their
+// effects at once, then releases the shards.
 func cmdExec(x *Ctx) {
 	c := x.c
 	if c.multi == nil {
@@ -112,60 +152,49 @@ func cmdExec(x *Ctx) {
 		x.w.Error(errExecAbort)
 		return
 	}
-	defer c.unwatchAll() // runs after the shards are released below
-	ls := x.s.execLockSet(c, m.cmds)
-	ls.lock(x.s)
-	defer ls.unlock(x.s)
-	defer x.s.commitEffects(c) // before the unlock above: effects in lock order
-	if c.watchBroken(x.now) {
+	s := x.s
+	ex := &execution{kind: execMulti, now: x.now}
+	s.execLockSet(&ex.locks, c, m.cmds)
+	ex.locks.lock(s)
+	if c.watchBroken(ex.now) {
 		x.w.NullArray()
-		return
+	} else {
+		x.w.Array(len(m.cmds))
+		for _, q := range m.cmds {
+			y := &Ctx{}
+			y.init(s, c, q.cmd, q.args, ex)
+			ex.readsAll = ex.readsAll || readsAll(q.cmd)
+			start := time.Now() // for INFO commandstats only: the commands see ex.now
+			failed := s.run(y)
+			s.stats.record(q.cmd, time.Since(start).Microseconds(), failed)
+		}
 	}
-	x.w.Array(len(m.cmds))
-	for _, q := range m.cmds {
-		x.s.execQueued(c, q, ls.all)
-	}
-}
-
-// execQueued runs one queued command inside EXEC; its shards are held.
-func (s *Server) execQueued(c *client, q queued, allLocked bool) {
-	y := &Ctx{s: s, c: c, cmd: q.cmd, args: q.args, now: s.clock.Now(), db: s.dbs[c.db], w: &c.w, allLocked: allLocked, inExec: true}
-	s.run(y, nil) // a panic becomes this command's error element
-	s.stats.record(q.cmd, (s.clock.Now()-y.now)/1000)
+	s.end(c, ex)
+	c.unwatchAll() // needs the shards released
 }
 
 // execLockSet computes the shards a transaction needs, following SELECTs
-// inside the block. A keyspace-wide command takes every shard.
-func (s *Server) execLockSet(c *client, cmds []queued) *lockSet {
-	ls := &lockSet{}
+// inside the block, plus the shards of the watched keys.
+func (s *Server) execLockSet(ls *lockSet, c *client, cmds []queued) {
 	db := c.db
-	var pos []int
 	for _, q := range cmds {
-		if q.cmd.Has(FlagKeyspace) {
-			ls.all = true
-			return ls
-		}
 		if q.cmd.Name == "select" {
 			if n, ok := shards.ParseCanonicalInt(q.args[1]); ok && n >= 0 && n < int64(len(s.dbs)) {
 				db = int(n)
 			}
 			continue
 		}
-		if q.cmd.Locks != nil {
-			q.cmd.Locks(q.args, db, len(s.dbs), func(d int, key []byte) { ls.add(d, s.dbs[d].ShardOf(key)) })
-			continue
+		if q.cmd.Has(command.Keyspace) { // KEYS, FLUSHDB...: atomic with the rest
+			ls.all = true
+			return
 		}
-		pos = q.cmd.keyPositions(q.args, pos[:0])
-		for _, p := range pos {
-			ls.add(db, s.dbs[db].ShardOf(q.args[p]))
-		}
+		s.addCommandLocks(ls, q.cmd, q.args, db)
 	}
 	if c.watch != nil {
-		for _, wk := range c.watch.keys {
+		for wk := range c.watch.set {
 			ls.add(wk.db, s.dbs[wk.db].ShardOf([]byte(wk.key)))
 		}
 	}
-	return ls
 }
 
 // watchBroken reports whether a watched key changed or expired since WATCH.
@@ -177,8 +206,8 @@ func (c *client) watchBroken(now int64) bool {
 	if c.watch.w.Dirty.Load() {
 		return true
 	}
-	for _, wk := range c.watch.keys {
-		if wk.exp != 0 && wk.exp <= now {
+	for _, exp := range c.watch.set {
+		if exp != 0 && exp <= now {
 			return true
 		}
 	}

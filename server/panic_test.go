@@ -2,13 +2,15 @@ package server
 
 import (
 	"testing"
+
+	"github.com/turnstile/turnstile/command"
 )
 
 // TestHandlerPanicIsContained checks that a panicking handler costs only
 // its own reply: the shard lock it held is released, the connection and the
 // server keep working, and no partial reply leaks out.
 func TestHandlerPanicIsContained(t *testing.T) {
-	boom := &Command{Name: "test.panic", Arity: 2, Flags: FlagWrite, FirstKey: 1, LastKey: 1, Step: 1,
+	boom := &Command{Name: "test.panic", Arity: 2, Flags: command.Write, FirstKey: 1, LastKey: 1, Step: 1,
 		Handler: func(x *Ctx) {
 			x.w.Array(3) // a partial reply that must be discarded
 			panic("boom")

@@ -62,7 +62,9 @@ func (s *Server) openLog() error {
 		return fmt.Errorf("open append-only log: %w", err)
 	}
 	s.persist.log = lg
-	s.aof = lg
+	if s.dur == nil {
+		s.dur = aofDurability{lg}
+	}
 	return nil
 }
 
@@ -78,7 +80,7 @@ func (s *Server) loadData() error {
 		return err
 	}
 	lg := p.log
-	info, err := lg.Load(func(e persistence.Effect) error { return s.applyEffect(e, now) })
+	info, err := lg.Load(s.ApplyEffect)
 	if err != nil {
 		return fmt.Errorf("load append-only log: %w", err)
 	}
@@ -101,7 +103,9 @@ func (s *Server) loadData() error {
 		s.log.Info("append-only log started", "dir", s.cfg.Persist.Dir, "keys_from_snapshot", n)
 		return nil
 	}
-	s.log.Info("append-only log loaded", "dir", s.cfg.Persist.Dir, "effects", info.Records, "seconds", time.Since(start).Seconds())
+	dropped := s.dropExpired(now)
+	s.log.Info("append-only log loaded", "dir", s.cfg.Persist.Dir, "effects", info.Records, "expired_dropped", dropped,
+		"seconds", time.Since(start).Seconds())
 	return nil
 }
 
@@ -110,7 +114,7 @@ func (s *Server) loadData() error {
 func (s *Server) loadSnapshot(now int64) (int64, error) {
 	start := time.Now()
 	info, err := persistence.LoadSnapshot(s.fs(), s.snapshotPath(), func(db int, key []byte, e shards.Entry) error {
-		return s.applyEffect(persistence.Effect{Op: persistence.OpSet, DB: db, Key: key, Entry: e}, now)
+		return s.ApplyEffect(persistence.Effect{Op: persistence.OpSet, DB: db, Key: key, Entry: e})
 	})
 	if errors.Is(err, fs.ErrNotExist) {
 		return 0, nil
@@ -118,8 +122,10 @@ func (s *Server) loadSnapshot(now int64) (int64, error) {
 	if err != nil {
 		return 0, fmt.Errorf("load snapshot %s: %w", s.snapshotPath(), err)
 	}
-	s.log.Info("snapshot loaded", "file", s.snapshotPath(), "keys", info.Records, "seconds", time.Since(start).Seconds())
-	return info.Records, nil
+	dropped := s.dropExpired(now)
+	s.log.Info("snapshot loaded", "file", s.snapshotPath(), "keys", info.Records, "expired_dropped", dropped,
+		"seconds", time.Since(start).Seconds())
+	return info.Records - dropped, nil
 }
 
 func logSize(lg *persistence.Log) int64 {
@@ -127,9 +133,13 @@ func logSize(lg *persistence.Log) int64 {
 	return st.BaseSize + st.IncrSize
 }
 
-// applyEffect replays one effect during loading (no clients yet, but shard
-// locks are taken anyway to keep the locking rules simple).
-func (s *Server) applyEffect(e persistence.Effect, now int64) error {
+// ApplyEffect applies one logged effect to the keyspace, exactly as
+// written: it reads no clock and draws no random number, so the same
+// effects always give the same keyspace (log replay now, a Raft state
+// machine later). A key whose absolute expiry has already passed is stored
+// like any other; reads hide it, and dropExpired removes such keys after a
+// load. Safe for concurrent use with commands (it takes the shard locks).
+func (s *Server) ApplyEffect(e persistence.Effect) error {
 	if e.DB < 0 || e.DB >= len(s.dbs) {
 		return fmt.Errorf("effect for database %d, but only %d are configured", e.DB, len(s.dbs))
 	}
@@ -138,12 +148,12 @@ func (s *Server) applyEffect(e persistence.Effect, now int64) error {
 	case persistence.OpSet, persistence.OpDel:
 		i := db.ShardOf(e.Key)
 		db.Lock(i)
-		if e.Op == persistence.OpSet && (e.Entry.Exp == 0 || e.Entry.Exp > now) {
-			db.Put(e.Key, e.Entry)
-		} else {
-			db.Delete(e.Key, now)
+		defer db.Unlock(i)
+		if e.Op == persistence.OpDel {
+			db.Remove(e.Key)
+			return nil
 		}
-		db.Unlock(i)
+		db.Put(e.Key, e.Entry) // TODO(capacity): PutChecked once shards has it
 	case persistence.OpFlushDB:
 		db.Flush()
 	case persistence.OpFlushAll:
@@ -154,6 +164,18 @@ func (s *Server) applyEffect(e persistence.Effect, now int64) error {
 		return fmt.Errorf("unknown effect op %d", e.Op)
 	}
 	return nil
+}
+
+// dropExpired removes every key whose expiry is at or before now from
+// every database and returns how many it removed. It runs once after a
+// load, so that keys that expired while the server was down neither count
+// in DBSIZE nor take memory.
+func (s *Server) dropExpired(now int64) int64 {
+	var n int64
+	for _, db := range s.dbs {
+		n += int64(db.DropExpired(now))
+	}
+	return n
 }
 
 // dumpThrottle keeps a dump from starving clients when the server has one

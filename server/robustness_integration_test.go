@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/turnstile/turnstile/command"
 )
 
 // Robustness tests: hostile or malformed input costs only its own
@@ -679,7 +681,7 @@ func TestIntegrationRobustMultiNoQueueArityErrors(t *testing.T) {
 // must cost only its reply, like outside a transaction
 // (TestHandlerPanicIsContained): the shards EXEC locked must be released.
 func TestIntegrationRobustPanicInsideExec(t *testing.T) {
-	boom := &Command{Name: "it.panic", Arity: 2, Flags: FlagWrite, FirstKey: 1, LastKey: 1, Step: 1,
+	boom := &Command{Name: "it.panic", Arity: 2, Flags: command.Write, FirstKey: 1, LastKey: 1, Step: 1,
 		Handler: func(x *Ctx) { panic("it.panic") }}
 	_, addr, _ := newTestServer(t, func(c *Config) { c.extraCommands = []*Command{boom} })
 	rc := dialRaw(t, addr)

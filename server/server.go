@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/turnstile/turnstile/clock"
+	"github.com/turnstile/turnstile/resp"
 	"github.com/turnstile/turnstile/shards"
 )
 
@@ -25,17 +26,28 @@ const TurnstileVersion = "0.1.0"
 
 // Config holds the server settings. Names follow redis.conf where one exists.
 type Config struct {
-	Bind        string // address to listen on (redis "bind")
-	Port        int    // TCP port (redis "port"); 0 picks a free port
-	RequirePass string // password for the default user; "" disables AUTH
-	MaxClients  int    // most simultaneous connections (redis "maxclients")
-	Shards      int    // shards per database (power of two)
-	Databases   int    // number of databases (SELECT 0..n-1)
-	Hz          int    // background task frequency (active expiry), per second
-	Limits      Limits // request size bounds
+	Bind        string      // address to listen on (redis "bind")
+	Port        int         // TCP port (redis "port"); 0 picks a free port
+	RequirePass string      // password for the default user; "" disables AUTH
+	MaxClients  int         // most simultaneous connections (redis "maxclients")
+	Shards      int         // shards per database (power of two)
+	Databases   int         // number of databases (SELECT 0..n-1)
+	Hz          int         // background task frequency (active expiry), per second
+	Limits      resp.Limits // request size bounds
 	Persist     PersistConfig
 	Clock       clock.Clock
 	Logger      *slog.Logger
+
+	// Transactions: most keys one connection may WATCH, and most commands
+	// and argument bytes one MULTI may queue.
+	MaxWatchedKeys    int
+	MaxQueuedCommands int
+	MaxQueuedBytes    int64
+
+	// Durability, when set, is where writes become durable instead of the
+	// append-only log (a cluster passes its Raft log). nil: the append-only
+	// log when Persist.AppendOnly, else none.
+	Durability Durability
 
 	extraCommands []*Command // test-only rows appended to the table
 }
@@ -49,8 +61,12 @@ func DefaultConfig() Config {
 		Shards:     DefaultShards(),
 		Databases:  16,
 		Hz:         10,
-		Limits:     DefaultLimits,
+		Limits:     resp.DefaultLimits,
 		Persist:    DefaultPersistConfig(),
+
+		MaxWatchedKeys:    100_000,
+		MaxQueuedCommands: 100_000,
+		MaxQueuedBytes:    64 << 20,
 	}
 }
 
@@ -70,6 +86,8 @@ func (c *Config) Validate() error {
 		return fmt.Errorf("databases must be in 1..1024, got %d", c.Databases)
 	case c.Hz < 1 || c.Hz > 500:
 		return fmt.Errorf("hz must be in 1..500, got %d", c.Hz)
+	case c.MaxWatchedKeys < 1 || c.MaxQueuedCommands < 1 || c.MaxQueuedBytes < 1:
+		return errors.New("transaction limits must be positive")
 	case c.Limits.MaxBulkLen < 1 || c.Limits.MaxQueryBuf < 1 || c.Limits.MaxMultibulk < 1 || c.Limits.MaxInline < 1:
 		return errors.New("protocol limits must be positive")
 	}
@@ -97,7 +115,7 @@ type Server struct {
 	nextID atomic.Int64
 	stats  stats
 	dirty  atomic.Int64 // changes since the last snapshot (rdb_changes_since_last_save)
-	aof    effectLog    // nil without an append-only log
+	dur    Durability   // nil: writes are not logged
 
 	persist persistState
 	loadErr atomic.Pointer[error] // why loading failed, if it did
@@ -127,6 +145,7 @@ func New(cfg Config) (*Server, error) {
 		ready:   make(chan struct{}),
 		stopped: make(chan struct{}),
 	}
+	s.dur = cfg.Durability
 	s.start = s.clock.Now()
 	s.requirePass.Store(&cfg.RequirePass)
 	// As Redis: before any save, the statuses are "ok" and the last save
@@ -340,6 +359,9 @@ func (s *Server) removeClient(c *client) {
 	delete(s.clients, c.id)
 	s.mu.Unlock()
 }
+
+// numDBs is the number of databases (SELECT's range).
+func (s *Server) numDBs() int { return len(s.dbs) }
 
 // Clients returns the number of connected clients.
 func (s *Server) Clients() int {

@@ -5,28 +5,53 @@ import "sync/atomic"
 // timingSample: one command in this many is timed for INFO commandstats.
 const timingSample = 16
 
-// stats are the server counters INFO reports. All fields are atomics.
+// stats are the server counters INFO reports and CONFIG RESETSTAT resets.
+// All fields are atomics. Counters that another package keeps (expired
+// keys, in shards) are reported relative to a baseline taken at reset.
 type stats struct {
 	totalConns    atomic.Int64
 	rejectedConns atomic.Int64
-	unknown       atomic.Int64
-	cmds          []cmdStat // indexed by Command.id
+	unknown       atomic.Int64 // unknown commands (Redis counts them in errorstats)
+	errorReplies  atomic.Int64 // error replies sent: rejected and failed calls, and unknown commands
+	expiredBase   atomic.Int64 // expired keys counted by shards at the last reset
+	cmds          []cmdStat    // indexed by Command.ID()
 }
 
+// cmdStat counts one command (subcommands have their own). As Redis 7:
+// calls and usec cover calls that ran; rejected calls failed before running
+// (arity, authentication, loading, MISCONF, EXEC abort); failed calls ran
+// and answered an error.
 type cmdStat struct {
-	calls atomic.Int64
-	usec  atomic.Int64
-	_     [48]byte // keep hot counters of different commands apart
+	calls    atomic.Int64
+	usec     atomic.Int64
+	rejected atomic.Int64
+	failed   atomic.Int64
+	_        [32]byte // keep hot counters of different commands apart
 }
 
-func (st *stats) init(t *Table) { st.cmds = make([]cmdStat, len(t.sorted)) }
+func (st *stats) init(t *Table) { st.cmds = make([]cmdStat, len(t.All())) }
 
-func (st *stats) record(cmd *Command, usec int64) {
-	cs := &st.cmds[cmd.id]
+// record counts a call of cmd that ran, and whether its reply was an error.
+func (st *stats) record(cmd *Command, usec int64, failed bool) {
+	cs := &st.cmds[cmd.ID()]
 	cs.calls.Add(1)
 	if usec > 0 {
 		cs.usec.Add(usec)
 	}
+	if failed {
+		cs.failed.Add(1)
+		st.errorReplies.Add(1)
+	}
+}
+
+// reject counts a call of cmd refused before it ran (cmd nil: unknown).
+func (st *stats) reject(cmd *Command) {
+	st.errorReplies.Add(1)
+	if cmd == nil {
+		st.unknown.Add(1)
+		return
+	}
+	st.cmds[cmd.ID()].rejected.Add(1)
 }
 
 func (st *stats) totalCommands() int64 {
@@ -35,4 +60,32 @@ func (st *stats) totalCommands() int64 {
 		n += st.cmds[i].calls.Load()
 	}
 	return n
+}
+
+// expiredKeys returns the keys expired since the last reset.
+func (s *Server) expiredKeys() int64 {
+	var n int64
+	for _, db := range s.dbs {
+		n += db.ExpiredKeys()
+	}
+	return n - s.stats.expiredBase.Load()
+}
+
+// resetStats is CONFIG RESETSTAT: every counter INFO stats and INFO
+// commandstats report starts again from zero. (Counts of what exists now,
+// such as connected clients or keys, are not statistics and stay.)
+func (s *Server) resetStats() {
+	st := &s.stats
+	st.expiredBase.Add(s.expiredKeys())
+	st.totalConns.Store(0)
+	st.rejectedConns.Store(0)
+	st.unknown.Store(0)
+	st.errorReplies.Store(0)
+	for i := range st.cmds {
+		c := &st.cmds[i]
+		c.calls.Store(0)
+		c.usec.Store(0)
+		c.rejected.Store(0)
+		c.failed.Store(0)
+	}
 }

@@ -49,9 +49,9 @@ func FuzzThrottleArgs(f *testing.F) {
 		if len(args) == 0 {
 			return
 		}
-		c.w.b = c.w.b[:0]
+		c.w.Truncate(0)
 		srv.handle(c, args)
-		checkThrottleReply(t, string(c.w.b))
+		checkThrottleReply(t, string(c.w.Bytes()))
 	})
 }
 

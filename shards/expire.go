@@ -155,3 +155,39 @@ func (m *Map) MemoryBytes() int64 {
 	}
 	return total
 }
+
+// DropExpired removes every key whose expiry is at or before now and
+// returns how many it removed. It visits every slot of every shard, one
+// shard locked at a time, so it is for loading (after a replay, which
+// stores entries as written), not for the serving path. Requires that the
+// caller holds no shard.
+func (m *Map) DropExpired(now int64) int {
+	removed := 0
+	var dead [][]byte
+	for i := range m.shards {
+		s := &m.shards[i]
+		if s.expires.Load() == 0 {
+			continue
+		}
+		m.Lock(i)
+		dead = dead[:0]
+		for j := range s.t.slots {
+			if s.t.slots[j].meta == 0 {
+				continue
+			}
+			if exp := s.t.expAt(j); exp != 0 && exp <= now {
+				k, _, _ := s.t.keyAt(j)
+				dead = append(dead, append([]byte(nil), k...))
+			}
+		}
+		for _, k := range dead {
+			if j := s.t.find(k, tagOf(m.hash(k))); j >= 0 {
+				s.deleteAtLocked(j, k, s.t.expAt(j), false)
+				removed++
+			}
+		}
+		m.Unlock(i)
+	}
+	m.expiredKeys.Add(int64(removed))
+	return removed
+}

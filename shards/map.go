@@ -29,6 +29,7 @@ type Map struct {
 // shard is one stripe. Fields other than the atomics are guarded by mu.
 type shard struct {
 	mu    sync.Mutex
+	mark  int64 // durability position of the last effect on this shard (see Mark)
 	t     table
 	watch map[string][]*Watch // nil until the first WATCH
 	keys  atomic.Int64        // live slots, readable without mu
@@ -251,4 +252,30 @@ func (m *Map) Flush() {
 		m.FlushLocked(i)
 		m.Unlock(i)
 	}
+}
+
+// Mark returns shard i's durability mark: the position (log offset, Raft
+// index; opaque here) of the last effect the server logged for it.
+// Requires shard i locked.
+func (m *Map) Mark(i int) int64 { return m.shards[i].mark }
+
+// SetMark raises shard i's durability mark to pos. Requires shard i locked.
+func (m *Map) SetMark(i int, pos int64) {
+	if s := &m.shards[i]; pos > s.mark {
+		s.mark = pos
+	}
+}
+
+// Remove deletes key whatever its expiry, and reports whether it was
+// there. It reads no time: applying a logged delete. Requires key's shard
+// locked.
+func (m *Map) Remove(key []byte) bool {
+	s, tag := m.locate(key)
+	i := s.t.find(key, tag)
+	if i < 0 {
+		return false
+	}
+	s.beforeChangeLocked()
+	s.deleteAtLocked(i, key, s.t.expAt(i), false)
+	return true
 }

@@ -1,4 +1,4 @@
-package server
+package resp
 
 // splitArgs splits an inline request line into arguments the way Redis's
 // sdssplitargs does: whitespace separates arguments; "double quotes" take
@@ -6,7 +6,7 @@ package server
 // closing quote must be followed by whitespace or the end of the line.
 // The argument bytes are written to arena, which is grown once up front so
 // that the returned slices stay valid.
-func splitArgs(line []byte, args [][]byte, arena []byte) ([][]byte, []byte, error) {
+func SplitArgs(line []byte, args [][]byte, arena []byte) ([][]byte, []byte, error) {
 	if cap(arena) < len(line) {
 		arena = make([]byte, 0, len(line))
 	}

@@ -1,4 +1,4 @@
-package server
+package resp
 
 import (
 	"math"
@@ -15,6 +15,37 @@ type Writer struct {
 	b     []byte
 	resp3 bool
 }
+
+// SetRESP3 picks the protocol of the replies that follow: RESP3 when on,
+// else RESP2.
+func (w *Writer) SetRESP3(on bool) { w.resp3 = on }
+
+// RESP3 reports whether replies are written in RESP3.
+func (w *Writer) RESP3() bool { return w.resp3 }
+
+// Bytes returns the pending replies. They stay valid until the next call
+// that changes the Writer.
+func (w *Writer) Bytes() []byte { return w.b }
+
+// Len returns the number of pending bytes.
+func (w *Writer) Len() int { return len(w.b) }
+
+// Truncate drops the pending bytes after the first n (to replace a
+// partial reply, e.g. after a handler panicked).
+func (w *Writer) Truncate(n int) { w.b = w.b[:n] }
+
+// Reset drops every pending byte. A buffer that grew past keep bytes is
+// released rather than reused.
+func (w *Writer) Reset(keep int) {
+	if cap(w.b) > keep {
+		w.b = nil
+		return
+	}
+	w.b = w.b[:0]
+}
+
+// Raw appends bytes that already are RESP (a cached reply).
+func (w *Writer) Raw(b []byte) { w.b = append(w.b, b...) }
 
 // OK appends +OK.
 func (w *Writer) OK() { w.b = append(w.b, "+OK\r\n"...) }
@@ -123,4 +154,16 @@ func appendHeader(b []byte, c byte, n int) []byte {
 	b = append(b, c)
 	b = strconv.AppendInt(b, int64(n), 10)
 	return append(b, '\r', '\n')
+}
+
+// AppendRequest appends args as a RESP request (an array of bulk strings),
+// the form clients send.
+func AppendRequest(dst []byte, args ...[]byte) []byte {
+	dst = appendHeader(dst, '*', len(args))
+	for _, a := range args {
+		dst = appendHeader(dst, '$', len(a))
+		dst = append(dst, a...)
+		dst = append(dst, '\r', '\n')
+	}
+	return dst
 }

@@ -1,4 +1,4 @@
-package server
+package resp
 
 import (
 	"bytes"
@@ -36,23 +36,24 @@ type ProtocolError struct{ Msg string }
 
 func (e *ProtocolError) Error() string { return "Protocol error: " + e.Msg }
 
-// errQueryBufLimit closes a client whose unprocessed input exceeds
+// ErrQueryBufLimit closes a client whose unprocessed input exceeds
 // MaxQueryBuf (Redis closes such a client without a reply).
-var errQueryBufLimit = errors.New("query buffer limit reached")
+var ErrQueryBufLimit = errors.New("query buffer limit reached")
 
 const (
-	initialReadBuf = 16 << 10
+	// InitialReadBuf is the size of a new Reader's input buffer.
+	InitialReadBuf = 16 << 10
 	minReadSpace   = 4 << 10
 )
 
-// reader splits a byte stream into requests (RESP multibulk or inline). It
+// Reader splits a byte stream into requests (RESP multibulk or inline). It
 // keeps the state of a partly received multibulk, so a request that arrives
 // in many pieces is parsed once, not again after every read.
 //
-// The [][]byte returned by next point into the reader's buffer and stay
+// The [][]byte returned by next point into the Reader's buffer and stay
 // valid until the next call to fill; a handler that keeps one must copy it.
 // Not safe for concurrent use.
-type reader struct {
+type Reader struct {
 	buf  []byte
 	r, w int // unread input is buf[r:w]
 	lim  Limits
@@ -83,13 +84,13 @@ type parsedReq struct {
 	hinted     bool
 }
 
-func newReader(lim Limits) *reader {
-	return &reader{buf: make([]byte, initialReadBuf), lim: lim, argc: -1}
+func NewReader(lim Limits) *Reader {
+	return &Reader{buf: make([]byte, InitialReadBuf), lim: lim, argc: -1}
 }
 
 // fill reads more input from src, compacting or growing the buffer first.
-func (rd *reader) fill(src io.Reader) error {
-	b, err := rd.space()
+func (rd *Reader) Fill(src io.Reader) error {
+	b, err := rd.Space()
 	if err != nil {
 		return err
 	}
@@ -107,14 +108,14 @@ func (rd *reader) fill(src io.Reader) error {
 // space makes room for more input, compacting or growing the buffer, and
 // returns the free part of it (at least minReadSpace bytes). The caller
 // reads into it and then records what it read with advance.
-func (rd *reader) space() ([]byte, error) {
+func (rd *Reader) Space() ([]byte, error) {
 	// next has returned every request parsed ahead (more input is read
 	// only then), so the buffer may now move.
 	rd.aheadLo, rd.aheadHi = 0, 0
 	if rd.r == rd.w {
 		rd.r, rd.w = 0, 0
-		if len(rd.buf) > 4*initialReadBuf && rd.argc < 0 {
-			rd.buf = make([]byte, initialReadBuf) // give back a grown buffer
+		if len(rd.buf) > 4*InitialReadBuf && rd.argc < 0 {
+			rd.buf = make([]byte, InitialReadBuf) // give back a grown buffer
 		}
 	}
 	if len(rd.buf)-rd.w < minReadSpace {
@@ -124,7 +125,7 @@ func (rd *reader) space() ([]byte, error) {
 		}
 		if len(rd.buf)-rd.w < minReadSpace {
 			if int64(rd.w) >= rd.lim.MaxQueryBuf {
-				return nil, errQueryBufLimit
+				return nil, ErrQueryBufLimit
 			}
 			n := min(int64(2*len(rd.buf)), rd.lim.MaxQueryBuf+minReadSpace)
 			nb := make([]byte, n)
@@ -136,13 +137,13 @@ func (rd *reader) space() ([]byte, error) {
 }
 
 // advance records n bytes read into the slice space returned.
-func (rd *reader) advance(n int) { rd.w += n }
+func (rd *Reader) Advance(n int) { rd.w += n }
 
 // next returns the next complete request. ok is false when more input is
 // needed. An empty request (blank inline line, "*0") is consumed and
 // returned as ok with no arguments. unauth applies the stricter limits for
 // clients that have not authenticated yet.
-func (rd *reader) next(unauth bool) (args [][]byte, ok bool, err error) {
+func (rd *Reader) Next(unauth bool) (args [][]byte, ok bool, err error) {
 	if rd.aheadLo < rd.aheadHi {
 		return rd.popAhead(), true, nil
 	}
@@ -155,7 +156,7 @@ func (rd *reader) next(unauth bool) (args [][]byte, ok bool, err error) {
 	return rd.nextMultibulk(unauth)
 }
 
-func (rd *reader) nextMultibulk(unauth bool) ([][]byte, bool, error) {
+func (rd *Reader) nextMultibulk(unauth bool) ([][]byte, bool, error) {
 	data := rd.buf[rd.r:rd.w]
 	if rd.argc < 0 {
 		n, end, err := rd.multibulkHeader(data, unauth)
@@ -185,7 +186,7 @@ func (rd *reader) nextMultibulk(unauth bool) ([][]byte, bool, error) {
 
 // multibulkHeader parses the "*<n>" line at the start of data and checks n
 // against the limits.
-func (rd *reader) multibulkHeader(data []byte, unauth bool) (n int64, end int, err error) {
+func (rd *Reader) multibulkHeader(data []byte, unauth bool) (n int64, end int, err error) {
 	n, end, err = rd.header(data, "mbulk")
 	switch {
 	case err != nil || end == 0:
@@ -201,7 +202,7 @@ func (rd *reader) multibulkHeader(data []byte, unauth bool) (n int64, end int, e
 // bulks parses the bulk strings of a request of argc arguments in data,
 // resuming at pos with the start/end pairs of those already parsed in offs.
 // done is false while more input is needed (or on error).
-func (rd *reader) bulks(data []byte, argc int, offs []int, pos int, unauth bool) (_ []int, _ int, done bool, err error) {
+func (rd *Reader) bulks(data []byte, argc int, offs []int, pos int, unauth bool) (_ []int, _ int, done bool, err error) {
 	for len(offs)/2 < argc {
 		rest := data[pos:]
 		if len(rest) == 0 {
@@ -236,7 +237,7 @@ func (rd *reader) bulks(data []byte, argc int, offs []int, pos int, unauth bool)
 // stops early at an incomplete, inline, empty or malformed request (next
 // deals with those when it reaches them) and applies the stricter limits
 // of an unauthenticated client, so it never does more work than next would.
-func (rd *reader) lookahead(k int) int {
+func (rd *Reader) Lookahead(k int) int {
 	k = min(k, maxLookahead)
 	for rd.aheadHi-rd.aheadLo < k {
 		pos := rd.r
@@ -265,7 +266,7 @@ func (rd *reader) lookahead(k int) int {
 
 // aheadArg returns argument i of the j-th request parsed ahead (0 is the
 // one next returns next), or nil if there is no such argument.
-func (rd *reader) aheadArg(j, i int) []byte {
+func (rd *Reader) AheadArg(j, i int) []byte {
 	if j >= rd.aheadHi-rd.aheadLo {
 		return nil
 	}
@@ -278,20 +279,20 @@ func (rd *reader) aheadArg(j, i int) []byte {
 
 // setAheadHint attaches h to the j-th request parsed ahead, for aheadHint
 // to return while it stays ahead.
-func (rd *reader) setAheadHint(j int, h uint64) {
+func (rd *Reader) SetAheadHint(j int, h uint64) {
 	p := &rd.ahead[(rd.aheadLo+j)%maxLookahead]
 	p.hint, p.hinted = h, true
 }
 
 // aheadHint returns what setAheadHint attached to the j-th request parsed
 // ahead.
-func (rd *reader) aheadHint(j int) (uint64, bool) {
+func (rd *Reader) AheadHint(j int) (uint64, bool) {
 	p := &rd.ahead[(rd.aheadLo+j)%maxLookahead]
 	return p.hint, p.hinted
 }
 
 // popAhead returns the oldest request parsed ahead as next would.
-func (rd *reader) popAhead() [][]byte {
+func (rd *Reader) popAhead() [][]byte {
 	p := &rd.ahead[rd.aheadLo%maxLookahead]
 	if rd.aheadLo++; rd.aheadLo == rd.aheadHi {
 		rd.aheadLo, rd.aheadHi = 0, 0
@@ -307,7 +308,7 @@ func (rd *reader) popAhead() [][]byte {
 
 // header parses a "*<n>\r\n" or "$<n>\r\n" line at the start of data. end is
 // 0 when the line is not complete yet.
-func (rd *reader) header(data []byte, what string) (n int64, end int, err error) {
+func (rd *Reader) header(data []byte, what string) (n int64, end int, err error) {
 	cr := bytes.IndexByte(data, '\r')
 	if cr > rd.lim.MaxInline || cr < 0 || cr+1 >= len(data) {
 		if cr > rd.lim.MaxInline || len(data) > rd.lim.MaxInline {
@@ -325,7 +326,7 @@ func (rd *reader) header(data []byte, what string) (n int64, end int, err error)
 	return n, cr + 2, nil
 }
 
-func (rd *reader) nextInline() ([][]byte, bool, error) {
+func (rd *Reader) nextInline() ([][]byte, bool, error) {
 	data := rd.buf[rd.r:rd.w]
 	nl := bytes.IndexByte(data, '\n')
 	if nl < 0 || nl > rd.lim.MaxInline {
@@ -338,7 +339,7 @@ func (rd *reader) nextInline() ([][]byte, bool, error) {
 	if len(line) > 0 && line[len(line)-1] == '\r' {
 		line = line[:len(line)-1]
 	}
-	args, arena, err := splitArgs(line, rd.args[:0], rd.arena[:0])
+	args, arena, err := SplitArgs(line, rd.args[:0], rd.arena[:0])
 	if err != nil {
 		return nil, false, err
 	}

@@ -1,4 +1,4 @@
-package server
+package resp
 
 import (
 	"bytes"
@@ -8,7 +8,7 @@ import (
 	"testing"
 )
 
-// parseAll runs the reader over input delivered in chunks of size chunk
+// parseAll runs the Reader over input delivered in chunks of size chunk
 // (0: all at once) and returns the requests, joined by "|" between
 // arguments and "\n" between requests, plus the first error.
 func parseAll(input string, chunk int, lim Limits) (string, error) {
@@ -19,13 +19,13 @@ func parseAll(input string, chunk int, lim Limits) (string, error) {
 // the connection loop does, and checking that each request parsed ahead is
 // the one next returns later.
 func parseAhead(input string, chunk int, lim Limits, ahead int) (string, error) {
-	rd := newReader(lim)
+	rd := NewReader(lim)
 	src := &chunkReader{data: []byte(input), chunk: chunk}
 	var out strings.Builder
 	var want []string // requests lookahead has shown, oldest first
 	for {
 		for {
-			args, ok, err := rd.next(false)
+			args, ok, err := rd.Next(false)
 			if err != nil {
 				return out.String(), err
 			}
@@ -42,17 +42,17 @@ func parseAhead(input string, chunk int, lim Limits, ahead int) (string, error) 
 			out.WriteString(got)
 			out.WriteByte('\n')
 			if ahead > 0 {
-				n := rd.lookahead(ahead)
+				n := rd.Lookahead(ahead)
 				for j := len(want); j < n; j++ {
 					var parts [][]byte
-					for i := 0; rd.aheadArg(j, i) != nil; i++ {
-						parts = append(parts, rd.aheadArg(j, i))
+					for i := 0; rd.AheadArg(j, i) != nil; i++ {
+						parts = append(parts, rd.AheadArg(j, i))
 					}
 					want = append(want, string(bytes.Join(parts, []byte("|"))))
 				}
 			}
 		}
-		if err := rd.fill(src); err != nil {
+		if err := rd.Fill(src); err != nil {
 			return out.String(), nil
 		}
 	}
@@ -143,17 +143,17 @@ func TestReaderProtocolErrors(t *testing.T) {
 }
 
 func TestReaderUnauthLimits(t *testing.T) {
-	rd := newReader(DefaultLimits)
+	rd := NewReader(DefaultLimits)
 	rd.buf = append(rd.buf[:0], "*11\r\n"...)
 	rd.w = len(rd.buf)
 	rd.buf = rd.buf[:cap(rd.buf)]
-	if _, _, err := rd.next(true); err == nil || !strings.Contains(err.Error(), "unauthenticated multibulk length") {
+	if _, _, err := rd.Next(true); err == nil || !strings.Contains(err.Error(), "unauthenticated multibulk length") {
 		t.Fatalf("got %v", err)
 	}
-	rd = newReader(DefaultLimits)
+	rd = NewReader(DefaultLimits)
 	n := copy(rd.buf, "*1\r\n$16385\r\n")
 	rd.w = n
-	if _, _, err := rd.next(true); err == nil || !strings.Contains(err.Error(), "unauthenticated bulk length") {
+	if _, _, err := rd.Next(true); err == nil || !strings.Contains(err.Error(), "unauthenticated bulk length") {
 		t.Fatalf("got %v", err)
 	}
 }
@@ -165,16 +165,16 @@ func TestReaderQueryBufferLimit(t *testing.T) {
 	lim := DefaultLimits
 	lim.MaxQueryBuf = 1 << 20
 	in := "*1\r\n$5000000\r\n" + strings.Repeat("x", 3<<20)
-	rd := newReader(lim)
+	rd := NewReader(lim)
 	src := &chunkReader{data: []byte(in), chunk: 64 << 10}
 	var err error
 	for err == nil {
-		if _, ok, perr := rd.next(false); perr != nil || ok {
+		if _, ok, perr := rd.Next(false); perr != nil || ok {
 			t.Fatalf("unexpected request or error: %v", perr)
 		}
-		err = rd.fill(src)
+		err = rd.Fill(src)
 	}
-	if !errors.Is(err, errQueryBufLimit) {
+	if !errors.Is(err, ErrQueryBufLimit) {
 		t.Fatalf("got %v, want query buffer limit", err)
 	}
 	if len(rd.buf) > int(lim.MaxQueryBuf)+2*minReadSpace {
@@ -193,7 +193,7 @@ func TestReaderLargeBulk(t *testing.T) {
 	}
 }
 
-// FuzzReader feeds arbitrary bytes, whole and in small chunks: the reader
+// FuzzReader feeds arbitrary bytes, whole and in small chunks: the Reader
 // must never panic, and must produce the same requests either way.
 func FuzzReader(f *testing.F) {
 	for _, s := range []string{
@@ -249,15 +249,31 @@ func TestReaderLookahead(t *testing.T) {
 			}
 		}
 	}
-	// The reader must actually parse ahead on a plain pipeline.
-	rd := newReader(DefaultLimits)
-	if err := rd.fill(strings.NewReader(inputs[0])); err != nil {
+	// The Reader must actually parse ahead on a plain pipeline.
+	rd := NewReader(DefaultLimits)
+	if err := rd.Fill(strings.NewReader(inputs[0])); err != nil {
 		t.Fatal(err)
 	}
-	if _, ok, _ := rd.next(false); !ok {
+	if _, ok, _ := rd.Next(false); !ok {
 		t.Fatal("no first request")
 	}
-	if n := rd.lookahead(2); n != 2 || string(rd.aheadArg(1, 1)) != "c" || rd.aheadArg(0, 2) != nil {
-		t.Fatalf("lookahead(2) = %d, second request's key %q", n, rd.aheadArg(1, 1))
+	if n := rd.Lookahead(2); n != 2 || string(rd.AheadArg(1, 1)) != "c" || rd.AheadArg(0, 2) != nil {
+		t.Fatalf("lookahead(2) = %d, second request's key %q", n, rd.AheadArg(1, 1))
+	}
+}
+
+// BenchmarkParseThrottleRequest measures the parse of one CL.THROTTLE
+// request (without allocations).
+func BenchmarkParseThrottleRequest(b *testing.B) {
+	req := AppendRequest(nil, []byte("CL.THROTTLE"), []byte("user:0000000042"), []byte("15"), []byte("30"), []byte("60"))
+	rd := NewReader(DefaultLimits)
+	b.ReportAllocs()
+	b.SetBytes(int64(len(req)))
+	for i := 0; i < b.N; i++ {
+		buf, _ := rd.Space()
+		rd.Advance(copy(buf, req))
+		if args, ok, err := rd.Next(false); !ok || err != nil || len(args) != 5 {
+			b.Fatal("parse failed")
+		}
 	}
 }

@@ -1,0 +1,232 @@
+// Package command is Turnstile's one command table: for every command its
+// name, arity, flags, key positions, documentation, subcommands and
+// handler. Everything that needs to know about commands reads it: the
+// dispatcher (checks, locking), COMMAND and COMMAND DOCS, MULTI/EXEC lock
+// sets, durability decisions, and later scripting (undeclared keys) and the
+// cluster (key routing). Nothing lists command names a second time.
+//
+// The table is generic in its handler type H so that packages which only
+// read the metadata (scripting, cluster) need not import the server, whose
+// handlers take the server's own execution context.
+//
+// # Invariants
+//
+//   - A Table is built once by New and is read-only afterwards: safe for
+//     concurrent use without locks.
+//   - Names are lower case; lookups fold ASCII case.
+//   - A subcommand is a row of its own (name "container|sub") with its own
+//     arity (counted from the container's name, as Redis does), flags,
+//     handler and statistics slot; the container's row carries the
+//     subcommands and, optionally, a handler for the form without one.
+package command
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+)
+
+// Flag describes how a command behaves.
+type Flag uint32
+
+const (
+	Write     Flag = 1 << iota // changes the keyspace
+	Readonly                   // only reads the keyspace
+	Admin                      // server administration
+	Fast                       // O(1) or O(log n)
+	NoScript                   // not allowed from scripts
+	Loading                    // allowed while the dataset loads
+	Stale                      // allowed on a stale replica
+	NoAuth                     // allowed before authentication
+	NoQueue                    // runs at once inside MULTI instead of being queued
+	Keyspace                   // touches the whole database (KEYS, FLUSHDB...)
+	DenyOOM                    // may grow memory
+	Random                     // reply is not deterministic
+	AllowBusy                  // allowed while a script runs
+)
+
+// flagNames are the names COMMAND reports, in Redis's order.
+var flagNames = [...]struct {
+	f    Flag
+	name string
+}{
+	{Write, "write"}, {Readonly, "readonly"}, {DenyOOM, "denyoom"},
+	{Admin, "admin"}, {NoScript, "noscript"}, {Random, "random"},
+	{Loading, "loading"}, {Stale, "stale"}, {Fast, "fast"},
+	{NoAuth, "no_auth"}, {AllowBusy, "allow_busy"},
+}
+
+// Command is one row of the table. H is the handler type of the server
+// that runs the commands.
+type Command[H any] struct {
+	Name     string // lower case, e.g. "get", "cl.throttle"; a subcommand's own name ("get" of CONFIG GET)
+	Arity    int    // Redis convention: n = exactly n arguments (with the name), -n = at least n
+	Flags    Flag
+	FirstKey int // position of the first key argument, 0 if none
+	LastKey  int // position of the last key; negative counts from the end
+	Step     int // distance between keys
+	Group    string
+	Summary  string
+	Since    string
+	Handler  H
+	// Locks, when set, names the keys to lock instead of the key positions:
+	// for commands that reach into another database (COPY ... DB n).
+	Locks func(args [][]byte, db, ndb int, add func(db int, key []byte))
+	// Subs are the subcommands of a container command (CLIENT, CONFIG,
+	// COMMAND). Their arity counts from the container's name.
+	Subs []*Command[H]
+
+	fullName string // "config|get" for a subcommand, else Name
+	parent   *Command[H]
+	id       int
+	subs     map[string]*Command[H]
+}
+
+// Has reports whether c has all flags in f.
+func (c *Command[H]) Has(f Flag) bool { return c.Flags&f == f }
+
+// FullName is the name Redis reports: "config|get" for a subcommand.
+func (c *Command[H]) FullName() string { return c.fullName }
+
+// Parent is the container of a subcommand, nil for a top-level command.
+func (c *Command[H]) Parent() *Command[H] { return c.parent }
+
+// ID is the row's index among all rows (subcommands included), dense from
+// 0, for per-command statistics.
+func (c *Command[H]) ID() int { return c.id }
+
+// CheckArity reports whether argc arguments (with the name) fit c.
+func (c *Command[H]) CheckArity(argc int) bool { return CheckArity(c.Arity, argc) }
+
+// CheckArity reports whether argc arguments (with the name) fit arity.
+func CheckArity(arity, argc int) bool {
+	if arity > 0 {
+		return argc == arity
+	}
+	return argc >= -arity
+}
+
+// KeyPositions appends the argument indexes of args that are keys.
+func (c *Command[H]) KeyPositions(args [][]byte, dst []int) []int {
+	if c.FirstKey <= 0 || c.FirstKey >= len(args) {
+		return dst
+	}
+	last := c.LastKey
+	if last < 0 {
+		last = len(args) + last
+	}
+	if last >= len(args) {
+		last = len(args) - 1
+	}
+	for i := c.FirstKey; i <= last; i += c.Step {
+		dst = append(dst, i)
+	}
+	return dst
+}
+
+// FlagNames returns the flag names COMMAND reports.
+func (c *Command[H]) FlagNames() []string {
+	var out []string
+	for _, fn := range flagNames {
+		if c.Flags&fn.f != 0 {
+			out = append(out, fn.name)
+		}
+	}
+	return out
+}
+
+// Sub finds a subcommand by name, case-insensitively; nil if there is none.
+func (c *Command[H]) Sub(name []byte) *Command[H] {
+	if c.subs == nil {
+		return nil
+	}
+	return find(c.subs, name)
+}
+
+// Table is the command table. Read-only after New.
+type Table[H any] struct {
+	byName map[string]*Command[H]
+	sorted []*Command[H] // top-level rows by name
+	all    []*Command[H] // every row, subcommands included, by ID
+}
+
+// New builds the table from groups of rows. A duplicate or malformed row
+// is a programming error and panics at start-up.
+func New[H any](valid func(H) bool, groups ...[]*Command[H]) *Table[H] {
+	t := &Table[H]{byName: make(map[string]*Command[H])}
+	for _, g := range groups {
+		for _, c := range g {
+			t.check(c, valid)
+			if _, dup := t.byName[c.Name]; dup {
+				panic(fmt.Sprintf("command table: duplicate %q", c.Name))
+			}
+			t.byName[c.Name] = c
+			t.sorted = append(t.sorted, c)
+		}
+	}
+	sort.Slice(t.sorted, func(i, j int) bool { return t.sorted[i].Name < t.sorted[j].Name })
+	for _, c := range t.sorted {
+		c.fullName = c.Name
+		c.id = len(t.all)
+		t.all = append(t.all, c)
+		if len(c.Subs) == 0 {
+			continue
+		}
+		c.subs = make(map[string]*Command[H], len(c.Subs))
+		sort.Slice(c.Subs, func(i, j int) bool { return c.Subs[i].Name < c.Subs[j].Name })
+		for _, s := range c.Subs {
+			t.check(s, valid)
+			if len(s.Subs) > 0 {
+				panic(fmt.Sprintf("command table: %q|%q nests subcommands", c.Name, s.Name))
+			}
+			if _, dup := c.subs[s.Name]; dup {
+				panic(fmt.Sprintf("command table: duplicate %q|%q", c.Name, s.Name))
+			}
+			s.parent = c
+			s.fullName = c.Name + "|" + s.Name
+			s.id = len(t.all)
+			t.all = append(t.all, s)
+			c.subs[s.Name] = s
+		}
+	}
+	return t
+}
+
+func (t *Table[H]) check(c *Command[H], valid func(H) bool) {
+	switch {
+	case c.Name != strings.ToLower(c.Name) || c.Arity == 0:
+		panic(fmt.Sprintf("command table: bad row %q", c.Name))
+	case !valid(c.Handler) && len(c.Subs) == 0:
+		panic(fmt.Sprintf("command table: %q has neither a handler nor subcommands", c.Name))
+	case c.FirstKey > 0 && c.Step <= 0:
+		panic(fmt.Sprintf("command table: %q has keys but no step", c.Name))
+	}
+}
+
+// Lookup finds a top-level command by name, case-insensitively, without
+// allocating for names of up to 32 bytes.
+func (t *Table[H]) Lookup(name []byte) *Command[H] { return find(t.byName, name) }
+
+// Commands returns the top-level rows sorted by name. The caller must not
+// modify the slice.
+func (t *Table[H]) Commands() []*Command[H] { return t.sorted }
+
+// All returns every row, subcommands included, indexed by ID. The caller
+// must not modify the slice.
+func (t *Table[H]) All() []*Command[H] { return t.all }
+
+// find looks name up in m, folding ASCII case. The conversion to string
+// inside the index expression does not allocate.
+func find[H any](m map[string]*Command[H], name []byte) *Command[H] {
+	var buf [32]byte
+	if len(name) <= len(buf) {
+		for i, c := range name {
+			if 'A' <= c && c <= 'Z' {
+				c += 'a' - 'A'
+			}
+			buf[i] = c
+		}
+		return m[string(buf[:len(name)])]
+	}
+	return m[strings.ToLower(string(name))]
+}

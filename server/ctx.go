@@ -1,0 +1,142 @@
+package server
+
+import (
+	"github.com/turnstile/turnstile/persistence"
+	"github.com/turnstile/turnstile/resp"
+	"github.com/turnstile/turnstile/shards"
+)
+
+// Ctx is what a handler sees: the request, the connection, the execution
+// it runs in (its one now, its held locks, its effects) and the reply
+// writer. A handler reaches the keyspace only through Ctx's methods below
+// (never through the Server's shards.Map values): the writes record their
+// effects for the durability log, and in lockcheck builds every access
+// panics unless the execution holds the key's shard.
+type Ctx struct {
+	s    *Server
+	c    *client
+	cmd  *Command
+	args [][]byte
+	now  int64 // the execution's now: one per command, per EXEC, per script
+	w    *resp.Writer
+	ex   *execution
+}
+
+func (x *Ctx) init(s *Server, c *client, cmd *Command, args [][]byte, ex *execution) {
+	*x = Ctx{s: s, c: c, cmd: cmd, args: args, now: ex.now, w: &c.w, ex: ex}
+}
+
+// keyspace returns database db after checking, in lockcheck builds, that
+// the execution holds key's shard.
+func (x *Ctx) keyspace(db int, key []byte) *shards.Map {
+	m := x.s.dbs[db]
+	if lockCheck {
+		x.checkHeld(db, m.ShardOf(key))
+	}
+	return m
+}
+
+// get returns the live entry of key in the selected database.
+func (x *Ctx) get(key []byte) (shards.Entry, bool) { return x.getDB(x.c.db, key) }
+
+// getDB returns the live entry of key in database db.
+func (x *Ctx) getDB(db int, key []byte) (shards.Entry, bool) {
+	return x.keyspace(db, key).Get(key, x.now)
+}
+
+// lookup is get plus a Ref through which set writes the key without a
+// second probe.
+func (x *Ctx) lookup(key []byte) (shards.Entry, shards.Ref, bool) {
+	return x.keyspace(x.c.db, key).Lookup(key, x.now)
+}
+
+// put stores e under key in the selected database.
+func (x *Ctx) put(key []byte, e shards.Entry) { x.putDB(x.c.db, key, e) }
+
+// putDB stores e under key in database db.
+func (x *Ctx) putDB(db int, key []byte, e shards.Entry) {
+	x.keyspace(db, key).Put(key, e)
+	x.record(persistence.Effect{Op: persistence.OpSet, DB: db, Key: key, Entry: e})
+}
+
+// set stores e at a key found by lookup (saving a second probe).
+func (x *Ctx) set(r shards.Ref, key []byte, e shards.Entry) {
+	x.keyspace(x.c.db, key).Set(r, e)
+	x.record(persistence.Effect{Op: persistence.OpSet, DB: x.c.db, Key: key, Entry: e})
+}
+
+// del removes key and reports whether a live key was removed.
+func (x *Ctx) del(key []byte) bool {
+	if !x.keyspace(x.c.db, key).Delete(key, x.now) {
+		return false // nothing live was there: no effect to log
+	}
+	x.record(persistence.Effect{Op: persistence.OpDel, DB: x.c.db, Key: key})
+	return true
+}
+
+// watch registers the client's WATCH of key in the selected database and
+// returns the key's expiry (0: none, or no such key).
+func (x *Ctx) watch(key []byte, w *shards.Watch) int64 {
+	m := x.keyspace(x.c.db, key)
+	var exp int64
+	if e, ok := m.Get(key, x.now); ok {
+		exp = e.Exp
+	}
+	m.Watch(key, w)
+	return exp
+}
+
+// flushDB empties database db. The execution holds every shard (the
+// dispatcher locks them all for write commands flagged command.Keyspace).
+func (x *Ctx) flushDB(db int) {
+	if lockCheck && !x.ex.locks.all {
+		panic("lockcheck: " + x.cmd.FullName() + " flushes without holding every shard")
+	}
+	m := x.s.dbs[db]
+	for i := 0; i < m.NumShards(); i++ {
+		m.FlushLocked(i)
+	}
+	x.record(persistence.Effect{Op: persistence.OpFlushDB, DB: db})
+}
+
+// Keyspace-wide reads of the selected database. They lock one shard at a
+// time, unless the execution already holds every shard (an EXEC with a
+// keyspace-wide command), and make the reply wait for everything appended
+// to the log so far.
+
+func (x *Ctx) forEach(fn func(key string, e shards.Entry) bool) {
+	x.ex.readsAll = true
+	x.s.dbs[x.c.db].ForEach(x.now, x.ex.locks.all, fn)
+}
+
+func (x *Ctx) randomKey() (string, bool) {
+	x.ex.readsAll = true
+	return x.s.dbs[x.c.db].RandomKey(x.now, x.ex.locks.all)
+}
+
+func (x *Ctx) scan(cursor uint64, count int, fn func(key string, e shards.Entry)) uint64 {
+	x.ex.readsAll = true
+	return x.s.dbs[x.c.db].Scan(cursor, count, x.now, x.ex.locks.all, fn)
+}
+
+func (x *Ctx) dbSize() int64 {
+	x.ex.readsAll = true
+	return x.s.dbs[x.c.db].Len()
+}
+
+// record queues an effect on the execution, and counts the change.
+func (x *Ctx) record(e persistence.Effect) {
+	x.s.dirty.Add(1)
+	if x.s.dur != nil {
+		x.ex.effects = append(x.ex.effects, e)
+	}
+}
+
+// checkHeld panics when the execution does not hold shard (db, shard):
+// the handler would touch state another command may be changing, and
+// its effect could reach the log out of lock order.
+func (x *Ctx) checkHeld(db, shard int) {
+	if !x.ex.locks.holds(db, shard) {
+		panic("lockcheck: " + x.cmd.FullName() + " touches a shard it does not hold")
+	}
+}

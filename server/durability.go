@@ -1,0 +1,41 @@
+package server
+
+import "github.com/turnstile/turnstile/persistence"
+
+// Durability is where writes become durable before anyone is told of them:
+// the append-only log (aofDurability) or, in a cluster, the Raft log. The
+// server takes it in Config.Durability; command handlers never see it.
+//
+// Positions are opaque, increasing int64s (a log offset, a Raft index).
+// The server calls Append while it holds the shard locks of every key the
+// effects touch, so for any key the order of Append calls is the order of
+// its changes; it stamps the returned position on those shards (a reader
+// of a shard waits for its mark); and before it sends a reply it calls
+// Wait with the highest position the replies depend on.
+type Durability interface {
+	// Append adds the effects of one execution (a command, an EXEC, a
+	// script), in order, as one unit, and returns the position that covers
+	// them. It must not block on I/O and must not keep the effects' byte
+	// slices (they alias request buffers) after it returns.
+	Append(effects []persistence.Effect) int64
+	// Wait blocks until everything up to pos is durable under the
+	// configured policy, or returns why it cannot be.
+	Wait(pos int64) error
+	// Tail is the position of the last effect appended so far.
+	Tail() int64
+}
+
+// aofDurability is the append-only log as the server's Durability.
+type aofDurability struct{ log *persistence.Log }
+
+func (a aofDurability) Append(effects []persistence.Effect) int64 {
+	var pos int64
+	for i := range effects {
+		pos = a.log.Append(effects[i])
+	}
+	return pos
+}
+
+func (a aofDurability) Wait(pos int64) error { return a.log.Sync(pos) }
+
+func (a aofDurability) Tail() int64 { return a.log.Offset() }

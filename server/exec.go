@@ -1,0 +1,196 @@
+package server
+
+import (
+	"fmt"
+	"runtime/debug"
+	"slices"
+
+	"github.com/turnstile/turnstile/command"
+	"github.com/turnstile/turnstile/persistence"
+)
+
+// execKind is what one atomic unit of execution is.
+type execKind uint8
+
+const (
+	execCommand execKind = iota // one command outside MULTI
+	execMulti                   // the queued commands of one EXEC
+	execScript                  // one script (scripting issue)
+)
+
+// execution is one atomic unit: a command, an EXEC, or (later) a script.
+// It owns the two things whose order matters (doc.go, "The execution
+// contract"): which shard locks are held, from begin to finish, and when
+// the unit's effects reach the durability log, in finish, while those locks
+// are still held. Every command of the unit sees the same now.
+type execution struct {
+	kind    execKind
+	now     int64
+	locks   lockSet
+	effects []persistence.Effect // recorded by Ctx's keyspace methods, committed by finish
+	// readsAll is set by a command that read shards without holding them
+	// to the end (KEYS, SCAN, DBSIZE, ...): its reply waits for everything
+	// appended so far, not only for the marks of the shards it holds.
+	readsAll bool
+	lockBuf  [8]lockItem // backing store of locks.items for small units
+}
+
+// reset prepares a reused execution for a new unit.
+func (ex *execution) reset(kind execKind, now int64) {
+	ex.kind, ex.now, ex.readsAll = kind, now, false
+	ex.locks = lockSet{items: ex.lockBuf[:0]}
+}
+
+// lockSet is the sorted, de-duplicated set of (database, shard) pairs one
+// unit holds.
+type lockSet struct {
+	items []lockItem
+	all   bool // every shard of every database
+}
+
+type lockItem struct{ db, shard int }
+
+func (l *lockSet) add(db, shard int) { l.items = append(l.items, lockItem{db, shard}) }
+
+// addCommand adds the shards cmd needs when run with args against database
+// db: every shard for a write to the whole keyspace (FLUSHDB, FLUSHALL), the
+// row's Locks function where it names keys of other databases (COPY ... DB),
+// else the shards of its key positions.
+func (s *Server) addCommandLocks(l *lockSet, cmd *Command, args [][]byte, db int) {
+	switch {
+	case cmd.Has(command.Write | command.Keyspace):
+		l.all = true
+	case cmd.Locks != nil:
+		cmd.Locks(args, db, len(s.dbs), func(d int, key []byte) { l.add(d, s.dbs[d].ShardOf(key)) })
+	default:
+		var buf [8]int
+		for _, p := range cmd.KeyPositions(args, buf[:0]) {
+			l.add(db, s.dbs[db].ShardOf(args[p]))
+		}
+	}
+}
+
+// lock takes the set's locks in the one global order (database, then
+// shard index), which makes deadlock impossible.
+func (l *lockSet) lock(s *Server) {
+	switch {
+	case l.all:
+		for _, db := range s.dbs {
+			for i := 0; i < db.NumShards(); i++ {
+				db.Lock(i)
+			}
+		}
+		return
+	case len(l.items) > 1:
+		slices.SortFunc(l.items, func(a, b lockItem) int {
+			if a.db != b.db {
+				return a.db - b.db
+			}
+			return a.shard - b.shard
+		})
+		l.items = slices.Compact(l.items)
+	}
+	for _, it := range l.items {
+		s.dbs[it.db].Lock(it.shard)
+	}
+}
+
+func (l *lockSet) unlock(s *Server) {
+	l.each(s, func(db, shard int) { s.dbs[db].Unlock(shard) })
+}
+
+// each calls fn for every held (database, shard).
+func (l *lockSet) each(s *Server, fn func(db, shard int)) {
+	if l.all {
+		for d, db := range s.dbs {
+			for i := 0; i < db.NumShards(); i++ {
+				fn(d, i)
+			}
+		}
+		return
+	}
+	for _, it := range l.items {
+		fn(it.db, it.shard)
+	}
+}
+
+// holds reports whether the set holds the shard (db, shard). Linear: used
+// by the lock check (lockcheck builds) only.
+func (l *lockSet) holds(db, shard int) bool {
+	if l.all {
+		return true
+	}
+	for _, it := range l.items {
+		if it.db == db && it.shard == shard {
+			return true
+		}
+	}
+	return false
+}
+
+// call runs one command outside MULTI as its own execution.
+func (s *Server) call(c *client, cmd *Command, args [][]byte) {
+	ex := &c.ex
+	ex.reset(execCommand, s.clock.Now())
+	s.addCommandLocks(&ex.locks, cmd, args, c.db)
+	ex.readsAll = readsAll(cmd)
+	ex.locks.lock(s)
+	x := &c.ctx
+	x.init(s, c, cmd, args, ex)
+	c.lastCmd.Store(cmd)
+	failed := s.run(x)
+	s.end(c, ex)
+	// Command time for INFO commandstats is sampled (one call in
+	// timingSample, scaled up): reading the clock twice per command costs
+	// more than the fastest commands themselves.
+	var usec int64
+	if c.calls++; c.calls%timingSample == 0 {
+		usec = (s.clock.Now() - ex.now) / 1000 * timingSample
+	}
+	s.stats.record(cmd, usec, failed)
+}
+
+// readsAll reports whether cmd reads the keyspace beyond the shards it
+// locks: keyspace-wide reads, which visit one shard at a time.
+func readsAll(cmd *Command) bool {
+	return cmd.Has(command.Keyspace) || (cmd.Has(command.Readonly) && cmd.FirstKey == 0)
+}
+
+// run calls the handler and reports whether it answered an error. A panic
+// is recovered: the partial reply is replaced by an error, and what the
+// handler changed before it is still committed by the caller's finish, so
+// the log never disagrees with memory. run neither locks nor commits.
+func (s *Server) run(x *Ctx) (failed bool) {
+	mark := x.w.Len()
+	defer func() {
+		if r := recover(); r != nil {
+			s.log.Error("panic in command handler", "cmd", x.cmd.FullName(), "panic", fmt.Sprint(r), "stack", string(debug.Stack()))
+			x.w.Truncate(mark)
+			x.w.Error(errInternal)
+			failed = true
+		}
+	}()
+	x.cmd.Handler(x)
+	return x.w.Len() > mark && x.w.Bytes()[mark] == '-'
+}
+
+// end ends an execution, in this order and nowhere else: its effects
+// go to the durability log (so per-key log order is lock order), the log
+// position is stamped on every shard it holds, the connection's reply is
+// made to wait for the marks of every shard it read (its own writes and
+// anyone else's it saw), and only then are the locks released.
+func (s *Server) end(c *client, ex *execution) {
+	if d := s.dur; d != nil {
+		if len(ex.effects) > 0 {
+			pos := d.Append(ex.effects)
+			clear(ex.effects) // drop references to request buffers
+			ex.effects = ex.effects[:0]
+			ex.locks.each(s, func(db, shard int) { s.dbs[db].SetMark(shard, pos) })
+		}
+		ex.locks.each(s, func(db, shard int) { c.waitFor(s.dbs[db].Mark(shard)) })
+		if ex.readsAll {
+			c.waitFor(d.Tail())
+		}
+	}
+	ex.locks.unlock(s)
+}
