@@ -11,7 +11,9 @@ import (
 	"github.com/turnstile/turnstile/shards"
 )
 
-// Op is the kind of an effect.
+// Op is the kind of an effect. Its values are this package's API, not the
+// bytes in files: the log writes the op codes of codes.go, through an
+// explicit mapping, so Op may be reordered or extended freely.
 type Op uint8
 
 const (

@@ -25,8 +25,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
-
-	"github.com/turnstile/turnstile/shards"
 )
 
 var (
@@ -281,13 +279,13 @@ func (l *Log) cleanup(m *manifest) {
 // checkEffect panics on an effect the format cannot hold, before any lock is
 // taken.
 func checkEffect(e *Effect) {
-	if e.Op < OpSet || e.Op > OpFlushAll {
+	if _, ok := opCode(e.Op); !ok {
 		panic(fmt.Sprintf("persistence: cannot log op %d", e.Op))
 	}
 	if e.DB < 0 || e.DB > maxDB {
 		panic(fmt.Sprintf("persistence: cannot log database %d", e.DB))
 	}
-	if e.Op == OpSet && e.Entry.Kind != shards.KindInt && e.Entry.Kind != shards.KindBytes {
+	if _, ok := valueCode(e.Entry.Kind); e.Op == OpSet && !ok {
 		panic(fmt.Sprintf("persistence: cannot log entry kind %d", e.Entry.Kind))
 	}
 	if uint64(len(e.Key))+uint64(len(e.Entry.Str)) > MaxPayload-64 {

@@ -51,8 +51,6 @@ const (
 	MaxPayload = math.MaxUint32
 
 	maxDB = math.MaxInt32
-
-	opEnd = 0xFF // last record of a dump: the number of OpSet records before it
 )
 
 // castagnoli is the CRC-32C table; crc32 computes with it in hardware where
@@ -151,7 +149,7 @@ func appendRecord(dst []byte, e *Effect) []byte {
 func appendEndRecord(dst []byte, count int64) []byte {
 	start := len(dst)
 	dst = append(dst, make([]byte, recHeaderLen)...)
-	dst = append(dst, opEnd)
+	dst = append(dst, opcodeEnd)
 	dst = binary.AppendUvarint(dst, uint64(count))
 	return sealRecord(dst, start)
 }
@@ -169,8 +167,12 @@ func sealRecord(dst []byte, start int) []byte {
 	return dst
 }
 
+// appendPayload appends the payload of effect e to dst, translating its Op
+// and entry kind into the file's codes (codes.go). It panics on an effect
+// the format cannot represent.
 func appendPayload(dst []byte, e *Effect) []byte {
-	if e.Op < OpSet || e.Op > OpFlushAll {
+	op, ok := opCode(e.Op)
+	if !ok {
 		panic(fmt.Sprintf("persistence: cannot log op %d", e.Op))
 	}
 	if e.DB < 0 || e.DB > maxDB {
@@ -183,37 +185,41 @@ func appendPayload(dst []byte, e *Effect) []byte {
 	case OpFlushAll:
 		db, key = 0, nil
 	}
-	dst = append(dst, byte(e.Op))
+	dst = append(dst, op)
 	dst = binary.AppendUvarint(dst, uint64(db))
 	dst = binary.AppendUvarint(dst, uint64(len(key)))
 	dst = append(dst, key...)
 	if e.Op != OpSet {
 		return dst
 	}
-	switch e.Entry.Kind {
-	case shards.KindInt:
-		dst = append(dst, byte(shards.KindInt))
+	vc, ok := valueCode(e.Entry.Kind)
+	if !ok {
+		panic(fmt.Sprintf("persistence: cannot log entry kind %d", e.Entry.Kind))
+	}
+	dst = append(dst, vc)
+	switch vc {
+	case valueInt:
 		dst = binary.AppendVarint(dst, e.Entry.Int)
-	case shards.KindBytes:
-		dst = append(dst, byte(shards.KindBytes))
+	case valueBytes:
 		dst = binary.AppendUvarint(dst, uint64(len(e.Entry.Str)))
 		dst = append(dst, e.Entry.Str...)
-	default:
-		panic(fmt.Sprintf("persistence: cannot log entry kind %d", e.Entry.Kind))
+	default: // valueCode and this switch disagree
+		panic(fmt.Sprintf("persistence: no encoding for value code %d (entry kind %d)", vc, e.Entry.Kind))
 	}
 	return binary.AppendVarint(dst, e.Entry.Exp)
 }
 
 // decodePayload decodes a record payload into e (whose Key and Entry.Str then
-// alias p). end is true for a dump's end record, whose key count is returned
-// in count. reason is non-empty when the payload is malformed.
+// alias p), translating the file's codes (codes.go) into an Op and an entry
+// kind. end is true for a dump's end record, whose key count is returned in
+// count. reason is non-empty when the payload is malformed.
 func decodePayload(p []byte, e *Effect) (end bool, count uint64, reason string) {
 	if len(p) == 0 {
 		return false, 0, "empty payload"
 	}
-	op := p[0]
+	code := p[0]
 	p = p[1:]
-	if op == opEnd {
+	if code == opcodeEnd {
 		n, k := binary.Uvarint(p)
 		if k <= 0 {
 			return false, 0, "bad key count in end record"
@@ -223,8 +229,9 @@ func decodePayload(p []byte, e *Effect) (end bool, count uint64, reason string) 
 		}
 		return true, n, ""
 	}
-	if op < byte(OpSet) || op > byte(OpFlushAll) {
-		return false, 0, fmt.Sprintf("unknown op %d", op)
+	op, ok := opOf(code)
+	if !ok {
+		return false, 0, fmt.Sprintf("unknown op %d", code)
 	}
 	db, k := binary.Uvarint(p)
 	if k <= 0 || db > maxDB {
@@ -236,7 +243,7 @@ func decodePayload(p []byte, e *Effect) (end bool, count uint64, reason string) 
 		return false, 0, "bad key length"
 	}
 	p = p[k:]
-	*e = Effect{Op: Op(op), DB: int(db), Key: p[:kl:kl]}
+	*e = Effect{Op: op, DB: int(db), Key: p[:kl:kl]}
 	p = p[kl:]
 	if e.Op != OpSet {
 		if len(p) != 0 {
@@ -253,26 +260,30 @@ func decodePayload(p []byte, e *Effect) (end bool, count uint64, reason string) 
 	if len(p) == 0 {
 		return false, 0, "missing value kind"
 	}
-	kind := shards.Kind(p[0])
+	vc := p[0]
 	p = p[1:]
-	switch kind {
-	case shards.KindInt:
+	kind, ok := kindOf(vc)
+	if !ok {
+		return false, 0, fmt.Sprintf("unknown value kind %d", vc)
+	}
+	switch vc {
+	case valueInt:
 		v, k := binary.Varint(p)
 		if k <= 0 {
 			return false, 0, "bad integer value"
 		}
-		e.Entry = shards.Entry{Kind: shards.KindInt, Int: v}
+		e.Entry = shards.Entry{Kind: kind, Int: v}
 		p = p[k:]
-	case shards.KindBytes:
+	case valueBytes:
 		vl, k := binary.Uvarint(p)
 		if k <= 0 || vl > uint64(len(p)-k) {
 			return false, 0, "bad value length"
 		}
 		p = p[k:]
-		e.Entry = shards.Entry{Kind: shards.KindBytes, Str: p[:vl:vl]}
+		e.Entry = shards.Entry{Kind: kind, Str: p[:vl:vl]}
 		p = p[vl:]
-	default:
-		return false, 0, fmt.Sprintf("unknown value kind %d", kind)
+	default: // kindOf and this switch disagree
+		return false, 0, fmt.Sprintf("unknown value kind %d", vc)
 	}
 	exp, k := binary.Varint(p)
 	if k <= 0 {
@@ -402,8 +413,8 @@ func (rr *recReader) next() (payload []byte, start int64, st recStatus, reason s
 // file is zeros (a crash extended the file before all of its data reached
 // the disk: the record's first bytes may be there, the rest reads as zeros),
 // damage otherwise. A whole record can never pass for that: its payload
-// starts with a non-zero op byte, and a record after it has a non-zero
-// length.
+// starts with a non-zero op code (codes.go), and a record after it has a
+// non-zero length.
 func (rr *recReader) bad(start int64, reason string) ([]byte, int64, recStatus, string, error) {
 	var chunk [4096]byte
 	for {
@@ -514,7 +525,7 @@ func scanFile(fsys FS, path string, want FileType, fn func(*Effect) error) (res 
 				return res, nil
 			}
 			if e.Op != OpSet {
-				res.problem = rr.corrupt(start, fmt.Sprintf("op %d in a dump", e.Op))
+				res.problem = rr.corrupt(start, fmt.Sprintf("op %d in a dump", p[0])) // the file's code
 				return res, nil
 			}
 		} else if end {

@@ -47,7 +47,7 @@ func (d *dumpWriter) write(b []byte) error {
 
 // emit is the EmitFunc handed to a DumpFunc.
 func (d *dumpWriter) emit(db int, key []byte, e shards.Entry) error {
-	if e.Kind != shards.KindInt && e.Kind != shards.KindBytes {
+	if _, ok := valueCode(e.Kind); !ok {
 		return fmt.Errorf("persistence: cannot dump entry kind %d", e.Kind)
 	}
 	if db < 0 || db > maxDB {
