@@ -141,3 +141,40 @@ func TestParseConfigFileErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestReadmeConfiguration: README.md's Configuration table has a line for
+// every flag, and marks exactly the rows CONFIG SET can change as live.
+func TestReadmeConfiguration(t *testing.T) {
+	data, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Skip("README.md not found:", err)
+	}
+	_, section, ok := strings.Cut(string(data), "\n## Configuration\n")
+	if !ok {
+		t.Fatal("README.md has no Configuration section")
+	}
+	section, _, _ = strings.Cut(section, "\n## ")
+	lines := map[string]string{}
+	for _, l := range strings.Split(section, "\n") {
+		if rest, ok := strings.CutPrefix(l, "| `--"); ok {
+			name, _, _ := strings.Cut(rest, "`")
+			lines[name] = l
+		}
+	}
+	cfg := server.DefaultConfig()
+	rt := defaultRuntimeConfig()
+	newFlagSet(&cfg, &rt).VisitAll(func(f *flag.Flag) {
+		l, ok := lines[f.Name]
+		if f.Name == "config" {
+			return
+		}
+		if !ok {
+			t.Errorf("README.md's Configuration table has no row for --%s", f.Name)
+			return
+		}
+		p := server.LookupConfigParam(f.Name)
+		if live := strings.Contains(l, "*live*"); live != (p != nil && p.Mutable()) {
+			t.Errorf("README.md: --%s marked live %v", f.Name, live)
+		}
+	})
+}
