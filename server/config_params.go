@@ -142,7 +142,7 @@ func (p *ConfigParam) Mutable() bool { return p.set != nil }
 // Parse parses v and stores it in c.
 func (p *ConfigParam) Parse(c *Config, v string) error {
 	if p.parse == nil {
-		return errors.New("can't set immutable config")
+		return errImmutable
 	}
 	return p.parse(c, v)
 }
