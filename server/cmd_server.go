@@ -1,8 +1,7 @@
 package server
 
 import (
-	"math"
-	"strconv"
+	"slices"
 	"strings"
 
 	"github.com/turnstile/turnstile/command"
@@ -69,58 +68,6 @@ func cmdFlushAll(x *Ctx) {
 	x.w.OK()
 }
 
-// configParam is one CONFIG GET/SET parameter.
-type configParam struct {
-	name string
-	get  func(s *Server) string
-	set  func(s *Server, v string) error // nil: immutable
-}
-
-func (s *Server) configParams() []configParam {
-	itoa := func(n int64) string { return strconv.FormatInt(n, 10) }
-	return []configParam{
-		{name: "bind", get: func(s *Server) string { return s.cfg.Bind }},
-		{name: "port", get: func(s *Server) string { return itoa(int64(s.cfg.Port)) }},
-		{name: "databases", get: func(s *Server) string { return itoa(int64(len(s.dbs))) }},
-		{name: "hz", get: func(s *Server) string { return itoa(int64(s.cfg.Hz)) }},
-		{name: "requirepass", get: func(s *Server) string { return *s.requirePass.Load() },
-			set: func(s *Server, v string) error { s.requirePass.Store(&v); return nil }},
-		{name: "maxclients", get: func(s *Server) string { return itoa(s.maxClients.Load()) },
-			set: func(s *Server, v string) error {
-				n, err := strconv.ParseInt(v, 10, 64)
-				if err != nil {
-					return configError("argument couldn't be parsed into an integer")
-				}
-				if n < 1 || n > math.MaxUint32 {
-					return configError("argument must be between 1 and 4294967295 inclusive")
-				}
-				s.maxClients.Store(n)
-				return nil
-			}},
-		{name: "proto-max-bulk-len", get: func(s *Server) string { return itoa(s.cfg.Limits.MaxBulkLen) }},
-		{name: "client-query-buffer-limit", get: func(s *Server) string { return itoa(s.cfg.Limits.MaxQueryBuf) }},
-		{name: "maxmemory", get: func(s *Server) string { return "0" }},
-		{name: "save", get: func(s *Server) string { return FormatSaveRules(s.cfg.Persist.Save) }},
-		{name: "appendonly", get: func(s *Server) string { return yesNo(s.cfg.Persist.AppendOnly) }},
-		{name: "appendfsync", get: func(s *Server) string { return s.cfg.Persist.AppendFsync.String() }},
-		{name: "appendfilename", get: func(s *Server) string { return s.cfg.Persist.AppendFilename }},
-		{name: "dbfilename", get: func(s *Server) string { return s.cfg.Persist.DBFilename }},
-		{name: "dir", get: func(s *Server) string { return s.cfg.Persist.Dir }},
-		{name: "turnstile-shards", get: func(s *Server) string { return itoa(int64(s.dbs[0].NumShards())) }},
-	}
-}
-
-func yesNo(v bool) string {
-	if v {
-		return "yes"
-	}
-	return "no"
-}
-
-type configError string
-
-func (e configError) Error() string { return string(e) }
-
 // configSubcommands are the rows of CONFIG's subcommands.
 func configSubcommands() []*Command {
 	const f = command.Admin | command.NoScript | command.Loading | command.Stale
@@ -148,58 +95,62 @@ func configHelp(x *Ctx) {
 		"HELP", "    Print this help.")
 }
 
+// configGet answers the table's rows whose names match any of the
+// patterns (glob, case-insensitive), each once, in the table's order.
 func configGet(x *Ctx) {
-	var names, vals []string
-	for _, p := range x.s.configParams() {
+	var rows []*ConfigParam
+	for _, p := range configTable {
 		for _, pat := range x.args[2:] {
-			if globMatch(pat, []byte(p.name), true) {
-				names = append(names, p.name)
-				vals = append(vals, p.get(x.s))
+			if globMatch(pat, []byte(p.Name), true) {
+				rows = append(rows, p)
 				break
 			}
 		}
 	}
-	x.w.Map(len(names))
-	for i := range names {
-		x.w.BulkString(names[i])
-		x.w.BulkString(vals[i])
+	x.w.Map(len(rows))
+	for _, p := range rows {
+		x.w.BulkString(p.Name)
+		x.w.BulkString(p.Get(x.s))
 	}
 }
 
+// configSet is all-or-nothing, as Redis: every name is checked (known,
+// mutable, not repeated), then every value parsed into a scratch Config,
+// and only then are the values applied.
 func configSet(x *Ctx) {
 	if len(x.args)%2 != 0 {
 		x.w.Error(arityError("config|set"))
 		return
 	}
-	params := x.s.configParams()
-	type change struct {
-		p configParam
-		v string
+	fail := func(name string, err error) {
+		x.w.Error("ERR CONFIG SET failed (possibly related to argument '" + name + "') - " + err.Error())
 	}
-	var changes []change
+	rows := make([]*ConfigParam, 0, (len(x.args)-2)/2)
 	for i := 2; i < len(x.args); i += 2 {
-		name := strings.ToLower(string(x.args[i]))
-		var found *configParam
-		for j := range params {
-			if params[j].name == name {
-				found = &params[j]
-			}
-		}
-		if found == nil {
+		p := configByName[strings.ToLower(string(x.args[i]))]
+		if p == nil {
 			x.w.Error("ERR Unknown option or number of arguments for CONFIG SET - '" + string(x.args[i]) + "'")
 			return
 		}
-		if found.set == nil {
-			x.w.Error("ERR CONFIG SET failed (possibly related to argument '" + name + "') - can't set immutable config")
+		if !p.Mutable() {
+			fail(p.Name, errImmutable)
 			return
 		}
-		changes = append(changes, change{*found, string(x.args[i+1])})
+		if slices.Contains(rows, p) {
+			fail(p.Name, errDuplicateParam)
+			return
+		}
+		rows = append(rows, p)
 	}
-	for _, ch := range changes {
-		if err := ch.p.set(x.s, ch.v); err != nil {
-			x.w.Error("ERR CONFIG SET failed (possibly related to argument '" + ch.p.name + "') - " + err.Error())
+	var scratch Config
+	for i, p := range rows {
+		if err := p.parse(&scratch, string(x.args[3+2*i])); err != nil {
+			fail(p.Name, err)
 			return
 		}
+	}
+	for _, p := range rows {
+		p.set(x.s, &scratch)
 	}
 	x.w.OK()
 }

@@ -24,7 +24,9 @@ const Version = "7.2.0"
 // TurnstileVersion is Turnstile's own version.
 const TurnstileVersion = "0.1.0"
 
-// Config holds the server settings. Names follow redis.conf where one exists.
+// Config holds the server settings. Names follow redis.conf where one exists;
+// the settings that are configuration parameters (flags, config file, CONFIG
+// GET/SET) are the rows of configTable (config_params.go).
 type Config struct {
 	Bind        string      // address to listen on (redis "bind")
 	Port        int         // TCP port (redis "port"); 0 picks a free port
@@ -35,6 +37,7 @@ type Config struct {
 	Hz          int         // background task frequency (active expiry), per second
 	Limits      resp.Limits // request size bounds
 	Persist     PersistConfig
+	LogLevel    string // redis "loglevel": debug, verbose, notice, warning (the binary's logger; see SlogLevel)
 	Clock       clock.Clock
 	Logger      *slog.Logger
 
@@ -63,6 +66,7 @@ func DefaultConfig() Config {
 		Hz:         10,
 		Limits:     resp.DefaultLimits,
 		Persist:    DefaultPersistConfig(),
+		LogLevel:   "notice",
 
 		MaxWatchedKeys:    100_000,
 		MaxQueuedCommands: 100_000,

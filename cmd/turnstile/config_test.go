@@ -1,0 +1,180 @@
+package main
+
+import (
+	"flag"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/turnstile/turnstile/server"
+)
+
+// TestFlagsMatchConfigTable: every flag is a row of the server's
+// configuration table (or --config, or a Go runtime knob), and every
+// settable row is a flag with the row's usage, so the two cannot drift.
+func TestFlagsMatchConfigTable(t *testing.T) {
+	cfg := server.DefaultConfig()
+	rt := defaultRuntimeConfig()
+	fs := newFlagSet(&cfg, &rt)
+	rows := map[string]*server.ConfigParam{}
+	for _, p := range server.ConfigParams() {
+		if !p.Settable() {
+			if p.Name != "maxmemory" {
+				t.Errorf("row %s has no flag (only maxmemory is report-only)", p.Name)
+			}
+			continue
+		}
+		rows[p.Flag] = p
+		f := fs.Lookup(p.Flag)
+		if f == nil {
+			t.Errorf("row %s: no flag --%s", p.Name, p.Flag)
+			continue
+		}
+		if f.Usage != p.Usage {
+			t.Errorf("--%s: usage %q, row says %q", p.Flag, f.Usage, p.Usage)
+		}
+		if f.DefValue != p.Default() {
+			t.Errorf("--%s: default %q, row says %q", p.Flag, f.DefValue, p.Default())
+		}
+	}
+	fs.VisitAll(func(f *flag.Flag) {
+		if rows[f.Name] == nil && f.Name != "config" && !slices.Contains(runtimeFlags, f.Name) {
+			t.Errorf("flag --%s is not a configuration row", f.Name)
+		}
+	})
+	for _, name := range runtimeFlags {
+		if fs.Lookup(name) == nil || server.LookupConfigParam(name) != nil {
+			t.Errorf("runtime flag %s: registered %v, also a row %v", name, fs.Lookup(name) != nil, server.LookupConfigParam(name) != nil)
+		}
+	}
+}
+
+// TestParseConfigFileUnits: the config file takes redis.conf's size units
+// and the new parameters by their redis.conf names; flags still win.
+func TestParseConfigFileUnits(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "turnstile.conf")
+	conf := strings.Join([]string{
+		"proto-max-bulk-len 64mb",
+		"client-query-buffer-limit 1gb",
+		"auto-aof-rewrite-min-size 512k",
+		"turnstile-multi-max-bytes 2MB",
+		"turnstile-multi-max-commands 500",
+		"turnstile-watch-max-keys 9",
+		"turnstile-shards 32",
+		"appendonly yes",
+		"appendfsync always",
+		`save ""`,
+		"loglevel warning",
+		"gogc 50",
+	}, "\n")
+	if err := os.WriteFile(path, []byte(conf), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg, rt, level, err := parseConfig([]string{"--config", path, "--turnstile-multi-max-commands", "600", "--proto-max-bulk-len", "1kb"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, want := range map[string]string{
+		"proto-max-bulk-len": "1024", "client-query-buffer-limit": "1073741824", "auto-aof-rewrite-min-size": "512000",
+		"turnstile-multi-max-bytes": "2097152", "turnstile-multi-max-commands": "600", "turnstile-watch-max-keys": "9",
+		"turnstile-shards": "32", "appendonly": "yes", "appendfsync": "always", "save": "", "loglevel": "warning",
+	} {
+		if got := server.LookupConfigParam(name).Format(&cfg); got != want {
+			t.Errorf("%s = %q, want %q", name, got, want)
+		}
+	}
+	if cfg.MaxQueuedBytes != 2<<20 || cfg.Limits.MaxBulkLen != 1024 || cfg.Shards != 32 {
+		t.Errorf("config fields: %d %d %d", cfg.MaxQueuedBytes, cfg.Limits.MaxBulkLen, cfg.Shards)
+	}
+	if rt.gcPercent != 50 || level.String() != "WARN" {
+		t.Errorf("gogc %d, level %v", rt.gcPercent, level)
+	}
+}
+
+// TestParseConfigDefaults: with no flags, DefaultConfig and redis.conf's
+// save rules.
+func TestParseConfigDefaults(t *testing.T) {
+	cfg, _, level, err := parseConfig(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := server.DefaultConfig()
+	want.Persist.Save = server.DefaultSaveRules
+	for _, p := range server.ConfigParams() {
+		if got, w := p.Format(&cfg), p.Format(&want); got != w {
+			t.Errorf("%s = %q, want %q", p.Name, got, w)
+		}
+	}
+	if level.String() != "INFO" {
+		t.Errorf("level %v", level)
+	}
+}
+
+func TestParseConfigFileErrors(t *testing.T) {
+	dir := t.TempDir()
+	for conf, want := range map[string]string{
+		"proto-max-bulk-len 64 mb\n":    `:1: proto-max-bulk-len: argument must be a memory value`,
+		"# c\nmaxclients 5kb\n":         `:2: maxclients: argument couldn't be parsed into an integer`,
+		"maxmemory 0\n":                 `:1: unknown directive "maxmemory"`,
+		"config other.conf\n":           `:1: unknown directive "config"`,
+		"turnstile-multi-max-bytes 0\n": `:1: turnstile-multi-max-bytes: argument must be between 1 and 9223372036854775807 inclusive`,
+		"appendonly maybe\n":            `:1: appendonly: argument must be 'yes' or 'no'`,
+	} {
+		path := filepath.Join(dir, "t.conf")
+		if err := os.WriteFile(path, []byte(conf), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		_, _, _, err := parseConfig([]string{"--config", path})
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%q: error %v, want %q", conf, err, want)
+		}
+	}
+	for _, args := range [][]string{
+		{"--turnstile-watch-max-keys", "0"},
+		{"--client-query-buffer-limit", "1tb"},
+		{"--hz", "0"},
+	} {
+		if _, _, _, err := parseConfig(args); err == nil {
+			t.Errorf("%v: expected an error", args)
+		}
+	}
+}
+
+// TestReadmeConfiguration: README.md's Configuration table has a line for
+// every flag, and marks exactly the rows CONFIG SET can change as live.
+func TestReadmeConfiguration(t *testing.T) {
+	data, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Skip("README.md not found:", err)
+	}
+	_, section, ok := strings.Cut(string(data), "\n## Configuration\n")
+	if !ok {
+		t.Fatal("README.md has no Configuration section")
+	}
+	section, _, _ = strings.Cut(section, "\n## ")
+	lines := map[string]string{}
+	for _, l := range strings.Split(section, "\n") {
+		if rest, ok := strings.CutPrefix(l, "| `--"); ok {
+			name, _, _ := strings.Cut(rest, "`")
+			lines[name] = l
+		}
+	}
+	cfg := server.DefaultConfig()
+	rt := defaultRuntimeConfig()
+	newFlagSet(&cfg, &rt).VisitAll(func(f *flag.Flag) {
+		l, ok := lines[f.Name]
+		if f.Name == "config" {
+			return
+		}
+		if !ok {
+			t.Errorf("README.md's Configuration table has no row for --%s", f.Name)
+			return
+		}
+		p := server.LookupConfigParam(f.Name)
+		if live := strings.Contains(l, "*live*"); live != (p != nil && p.Mutable()) {
+			t.Errorf("README.md: --%s marked live %v", f.Name, live)
+		}
+	})
+}

@@ -1,0 +1,369 @@
+package server
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"math"
+	"strconv"
+	"strings"
+
+	"github.com/turnstile/turnstile/persistence"
+	"github.com/turnstile/turnstile/shards"
+)
+
+// ConfigParam is one configuration parameter: a row of the one table that
+// the command-line flags, the --config file and CONFIG GET/SET all read
+// (cmd/turnstile registers a flag per row; nothing lists the parameters a
+// second time).
+//
+// A row's default is the value DefaultConfig() holds in the row's field,
+// formatted by the row (Default); defaults are not written down twice.
+// Values are parsed the same way everywhere, and parse errors are Redis's
+// CONFIG SET texts ("argument must be between 1 and 4294967295 inclusive").
+//
+// Rows are read-only after package initialisation.
+type ConfigParam struct {
+	Name  string // redis.conf name, lower case: CONFIG GET/SET and the config file
+	Flag  string // command-line flag; also accepted in the config file. Usually Name.
+	Usage string // one line for --help
+
+	// parse parses v and stores it in c (start-up: flags and the config
+	// file; CONFIG SET parses into a scratch Config first). nil: the row
+	// is only reported (maxmemory) and has no flag.
+	parse func(c *Config, v string) error
+	// format formats the value c holds as CONFIG GET prints it.
+	format func(c *Config) string
+	// get formats the effective value of a running server when that is
+	// not simply format(&s.cfg): values CONFIG SET changes, derived ones.
+	get func(s *Server) string
+	// set makes the value parse stored in c effective on the running
+	// server, atomically. nil: the parameter cannot change at run time.
+	set func(s *Server, c *Config)
+}
+
+// configTable is every parameter, in the order CONFIG GET lists them.
+var configTable = []*ConfigParam{
+	row("bind", "address to listen on",
+		func(c *Config) *string { return &c.Bind }, stringCodec),
+	row("port", "TCP port (0: any free port)",
+		func(c *Config) *int { return &c.Port }, integer[int](0, 65535)),
+	row("requirepass", `password clients must AUTH with ("": none)`,
+		func(c *Config) *string { return &c.RequirePass }, stringCodec).
+		mutable(func(s *Server) string { return *s.requirePass.Load() },
+			func(s *Server, c *Config) { p := c.RequirePass; s.requirePass.Store(&p) }),
+	row("maxclients", "maximum simultaneous clients",
+		func(c *Config) *int { return &c.MaxClients }, integer[int](1, math.MaxUint32)).
+		mutable(func(s *Server) string { return strconv.FormatInt(s.maxClients.Load(), 10) },
+			func(s *Server, c *Config) { s.maxClients.Store(int64(c.MaxClients)) }),
+	row("turnstile-shards", "shards per database (rounded up to a power of two)",
+		func(c *Config) *int { return &c.Shards }, integer[int](1, shards.MaxShards)).
+		flag("shards").
+		effective(func(s *Server) string { return strconv.Itoa(s.dbs[0].NumShards()) }),
+	row("databases", "number of databases (SELECT 0..n-1)",
+		func(c *Config) *int { return &c.Databases }, integer[int](1, 1024)),
+	row("hz", "background task (active expiry) frequency, per second",
+		func(c *Config) *int { return &c.Hz }, integer[int](1, 500)),
+	row("proto-max-bulk-len", "largest bulk string accepted, bytes",
+		func(c *Config) *int64 { return &c.Limits.MaxBulkLen }, memory[int64](1, math.MaxInt64)),
+	row("client-query-buffer-limit", "largest unprocessed input per client, bytes",
+		func(c *Config) *int64 { return &c.Limits.MaxQueryBuf }, memory[int64](1, math.MaxInt64)),
+	{Name: "maxmemory", Usage: "reported as 0 (no limit); not settable",
+		format: func(*Config) string { return "0" }},
+	row("loglevel", "debug, verbose, notice or warning",
+		func(c *Config) *string { return &c.LogLevel }, logLevelCodec),
+	row("dir", "directory of the snapshot and append-only files",
+		func(c *Config) *string { return &c.Persist.Dir }, stringCodec),
+	row("dbfilename", "snapshot file name",
+		func(c *Config) *string { return &c.Persist.DBFilename }, stringCodec),
+	row("save", `snapshot rules "<seconds> <changes> ..." ("": none)`,
+		func(c *Config) *[]SaveRule { return &c.Persist.Save }, saveCodec),
+	row("appendonly", "yes|no: log every write to the append-only file",
+		func(c *Config) *bool { return &c.Persist.AppendOnly }, yesNoCodec),
+	row("appendfilename", "append-only file base name",
+		func(c *Config) *string { return &c.Persist.AppendFilename }, stringCodec),
+	row("appendfsync", "always|everysec|no",
+		func(c *Config) *persistence.FsyncPolicy { return &c.Persist.AppendFsync }, fsyncCodec),
+	row("auto-aof-rewrite-percentage", "rewrite the log when it grew by this percentage (0: never)",
+		func(c *Config) *int { return &c.Persist.AutoRewritePercentage }, integer[int](0, math.MaxInt32)),
+	row("auto-aof-rewrite-min-size", "smallest log size for an automatic rewrite, bytes",
+		func(c *Config) *int64 { return &c.Persist.AutoRewriteMinSize }, memory[int64](0, math.MaxInt64)),
+	row("turnstile-watch-max-keys", "most keys one connection may WATCH",
+		func(c *Config) *int { return &c.MaxWatchedKeys }, integer[int](1, math.MaxInt32)),
+	row("turnstile-multi-max-commands", "most commands one MULTI may queue",
+		func(c *Config) *int { return &c.MaxQueuedCommands }, integer[int](1, math.MaxInt32)),
+	row("turnstile-multi-max-bytes", "most argument bytes one MULTI may queue",
+		func(c *Config) *int64 { return &c.MaxQueuedBytes }, memory[int64](1, math.MaxInt64)),
+}
+
+// configByName finds rows by Name, and by Flag for LookupConfigParam.
+var configByName, configByFlag = func() (map[string]*ConfigParam, map[string]*ConfigParam) {
+	byName := make(map[string]*ConfigParam, len(configTable))
+	byFlag := make(map[string]*ConfigParam, len(configTable))
+	for _, p := range configTable {
+		if p.Name != strings.ToLower(p.Name) || byName[p.Name] != nil || p.format == nil {
+			panic("config table: bad or duplicate row " + p.Name)
+		}
+		byName[p.Name] = p
+		if p.parse != nil {
+			if byFlag[p.Flag] != nil {
+				panic("config table: duplicate flag " + p.Flag)
+			}
+			byFlag[p.Flag] = p
+		}
+	}
+	return byName, byFlag
+}()
+
+// ConfigParams returns the table's rows in CONFIG GET's order. The rows
+// are shared and must not be modified.
+func ConfigParams() []*ConfigParam { return append([]*ConfigParam(nil), configTable...) }
+
+// LookupConfigParam finds the settable row a config-file directive or a
+// flag names: by Name or by Flag (shards for turnstile-shards), case
+// folded. nil if there is none.
+func LookupConfigParam(name string) *ConfigParam {
+	name = strings.ToLower(name)
+	if p := configByFlag[name]; p != nil {
+		return p
+	}
+	if p := configByName[name]; p != nil && p.parse != nil {
+		return p
+	}
+	return nil
+}
+
+// Settable reports whether the row can be given at start-up (flag, file).
+func (p *ConfigParam) Settable() bool { return p.parse != nil }
+
+// Mutable reports whether CONFIG SET can change the row at run time.
+func (p *ConfigParam) Mutable() bool { return p.set != nil }
+
+// Parse parses v and stores it in c.
+func (p *ConfigParam) Parse(c *Config, v string) error {
+	if p.parse == nil {
+		return errImmutable
+	}
+	return p.parse(c, v)
+}
+
+// Format formats the value c holds, as CONFIG GET prints it.
+func (p *ConfigParam) Format(c *Config) string { return p.format(c) }
+
+// Default formats DefaultConfig()'s value.
+func (p *ConfigParam) Default() string {
+	c := DefaultConfig()
+	return p.format(&c)
+}
+
+// Get formats the running server's effective value (CONFIG GET).
+func (p *ConfigParam) Get(s *Server) string {
+	if p.get != nil {
+		return p.get(s)
+	}
+	return p.format(&s.cfg)
+}
+
+// row builds the row of a parameter held in one Config field of type T.
+func row[T any](name, usage string, field func(*Config) *T, cd codec[T]) *ConfigParam {
+	return &ConfigParam{
+		Name: name, Flag: name, Usage: usage,
+		parse: func(c *Config, v string) error {
+			x, err := cd.parse(v)
+			if err != nil {
+				return err
+			}
+			*field(c) = x
+			return nil
+		},
+		format: func(c *Config) string { return cd.format(*field(c)) },
+	}
+}
+
+// flag names the row's command-line flag when it differs from Name.
+func (p *ConfigParam) flag(name string) *ConfigParam { p.Flag = name; return p }
+
+// effective sets how a running server reports the value.
+func (p *ConfigParam) effective(get func(*Server) string) *ConfigParam { p.get = get; return p }
+
+// mutable makes the row settable at run time: set stores atomically what
+// get reads.
+func (p *ConfigParam) mutable(get func(*Server) string, set func(*Server, *Config)) *ConfigParam {
+	p.get, p.set = get, set
+	return p
+}
+
+// configError is a CONFIG SET failure reason, in Redis's words.
+type configError string
+
+func (e configError) Error() string { return string(e) }
+
+const (
+	errNotInteger     = configError("argument couldn't be parsed into an integer")
+	errNotMemory      = configError("argument must be a memory value")
+	errNotYesNo       = configError("argument must be 'yes' or 'no'")
+	errImmutable      = configError("can't set immutable config")
+	errDuplicateParam = configError("duplicate parameter")
+)
+
+func rangeError(lo, hi int64) error {
+	return configError(fmt.Sprintf("argument must be between %d and %d inclusive", lo, hi))
+}
+
+func oneOfError(names ...string) error {
+	return configError("argument(s) must be one of the following: " + strings.Join(names, ", "))
+}
+
+// codec parses and formats the values of one type.
+type codec[T any] struct {
+	parse  func(string) (T, error)
+	format func(T) string
+}
+
+var stringCodec = codec[string]{
+	parse:  func(v string) (string, error) { return v, nil },
+	format: func(v string) string { return v },
+}
+
+// integer is a decimal integer in lo..hi.
+func integer[T ~int | ~int64](lo, hi int64) codec[T] {
+	return codec[T]{
+		parse: func(v string) (T, error) {
+			n, err := strconv.ParseInt(v, 10, 64)
+			if err != nil {
+				return 0, errNotInteger
+			}
+			return inRange[T](n, lo, hi)
+		},
+		format: func(v T) string { return strconv.FormatInt(int64(v), 10) },
+	}
+}
+
+// memory is a byte count in lo..hi, with redis.conf's units (ParseMemory).
+// It prints plain bytes, as Redis's CONFIG GET does.
+func memory[T ~int | ~int64](lo, hi int64) codec[T] {
+	return codec[T]{
+		parse: func(v string) (T, error) {
+			n, err := ParseMemory(v)
+			if errors.Is(err, errMemoryOverflow) {
+				return 0, rangeError(lo, hi)
+			}
+			if err != nil {
+				return 0, errNotMemory
+			}
+			return inRange[T](n, lo, hi)
+		},
+		format: func(v T) string { return strconv.FormatInt(int64(v), 10) },
+	}
+}
+
+func inRange[T ~int | ~int64](n, lo, hi int64) (T, error) {
+	if n < lo || n > hi || int64(T(n)) != n {
+		return 0, rangeError(lo, hi)
+	}
+	return T(n), nil
+}
+
+var errMemoryOverflow = errors.New("memory value out of range")
+
+// memoryUnits are redis.conf's: k, m, g are powers of 1000, kb, mb, gb of
+// 1024; b or none is bytes. Case does not matter.
+var memoryUnits = map[string]int64{
+	"": 1, "b": 1,
+	"k": 1000, "kb": 1 << 10,
+	"m": 1000 * 1000, "mb": 1 << 20,
+	"g": 1000 * 1000 * 1000, "gb": 1 << 30,
+}
+
+// ParseMemory parses a byte count as redis.conf writes it: decimal digits
+// and an optional unit ("1048576", "512kb", "64mb", "1g"). Signs, spaces
+// and fractions are rejected, as Redis does.
+func ParseMemory(s string) (int64, error) {
+	i := 0
+	for i < len(s) && s[i] >= '0' && s[i] <= '9' {
+		i++
+	}
+	mul, ok := memoryUnits[strings.ToLower(s[i:])]
+	if i == 0 || !ok {
+		return 0, fmt.Errorf("%q is not a memory value (bytes, or a number with k, kb, m, mb, g or gb)", s)
+	}
+	n, err := strconv.ParseInt(s[:i], 10, 64)
+	if err != nil || n > math.MaxInt64/mul {
+		return 0, fmt.Errorf("%q: %w", s, errMemoryOverflow)
+	}
+	return n * mul, nil
+}
+
+var yesNoCodec = codec[bool]{
+	parse: func(v string) (bool, error) {
+		switch strings.ToLower(v) {
+		case "yes":
+			return true, nil
+		case "no":
+			return false, nil
+		}
+		return false, errNotYesNo
+	},
+	format: yesNo,
+}
+
+func yesNo(v bool) string {
+	if v {
+		return "yes"
+	}
+	return "no"
+}
+
+var fsyncCodec = codec[persistence.FsyncPolicy]{
+	parse: func(v string) (persistence.FsyncPolicy, error) {
+		p, err := persistence.ParseFsyncPolicy(v)
+		if err != nil {
+			return 0, oneOfError("always", "everysec", "no")
+		}
+		return p, nil
+	},
+	format: persistence.FsyncPolicy.String,
+}
+
+var saveCodec = codec[[]SaveRule]{parse: ParseSaveRules, format: FormatSaveRules}
+
+// logLevels are redis.conf's loglevel names with the slog level the binary
+// logs at; info and warn are accepted for notice and warning.
+var logLevels = []struct {
+	name  string
+	level slog.Level
+}{{"debug", slog.LevelDebug}, {"verbose", slog.LevelInfo}, {"notice", slog.LevelInfo}, {"warning", slog.LevelWarn}}
+
+var logLevelAliases = map[string]string{"info": "notice", "warn": "warning"}
+
+var logLevelCodec = codec[string]{
+	parse: func(v string) (string, error) {
+		v = strings.ToLower(v)
+		if a, ok := logLevelAliases[v]; ok {
+			v = a
+		}
+		for _, l := range logLevels {
+			if l.name == v {
+				return v, nil
+			}
+		}
+		return "", oneOfError("debug", "verbose", "notice", "warning")
+	},
+	format: func(v string) string {
+		if v == "" {
+			return "notice"
+		}
+		return v
+	},
+}
+
+// SlogLevel is the slog level of c.LogLevel: what the binary's logger
+// passes. An unset or unknown level is notice (slog's Info).
+func (c *Config) SlogLevel() slog.Level {
+	for _, l := range logLevels {
+		if l.name == c.LogLevel {
+			return l.level
+		}
+	}
+	return slog.LevelInfo
+}
