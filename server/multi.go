@@ -108,13 +108,7 @@ func cmdWatch(x *Ctx) {
 	if c.watch == nil {
 		c.watch = &watchState{set: make(map[watchedKey]int64)}
 	}
-	fresh := 0
-	for _, k := range x.args[1:] {
-		if _, dup := c.watch.set[watchedKey{c.db, string(k)}]; !dup {
-			fresh++ // an upper bound: k may repeat within this call
-		}
-	}
-	if limit := x.s.cfg.MaxWatchedKeys; len(c.watch.set)+fresh > limit {
+	if limit := x.s.cfg.MaxWatchedKeys; len(c.watch.set)+newWatches(c, x.args[1:], limit) > limit {
 		x.w.Error("ERR too many watched keys: at most " + strconv.Itoa(limit) + " per connection")
 		return
 	}
@@ -126,6 +120,27 @@ func cmdWatch(x *Ctx) {
 		c.watch.set[wk] = x.watch(k, &c.watch.w)
 	}
 	x.w.OK()
+}
+
+// newWatches counts the keys not yet watched among keys: exactly, with a
+// scratch set, when a cheap upper bound (repeats counted) would pass limit.
+func newWatches(c *client, keys [][]byte, limit int) int {
+	fresh := 0
+	for _, k := range keys {
+		if _, dup := c.watch.set[watchedKey{c.db, string(k)}]; !dup {
+			fresh++
+		}
+	}
+	if len(c.watch.set)+fresh <= limit {
+		return fresh
+	}
+	seen := make(map[string]struct{}, fresh)
+	for _, k := range keys {
+		if _, dup := c.watch.set[watchedKey{c.db, string(k)}]; !dup {
+			seen[string(k)] = struct{}{}
+		}
+	}
+	return len(seen)
 }
 
 func cmdUnwatch(x *Ctx) {
