@@ -136,6 +136,12 @@ func (rd *Reader) Space() ([]byte, error) {
 	return rd.buf[rd.w:], nil
 }
 
+// Buffered returns the number of input bytes read and not yet consumed.
+func (rd *Reader) Buffered() int { return rd.w - rd.r }
+
+// Size returns the size of the input buffer.
+func (rd *Reader) Size() int { return len(rd.buf) }
+
 // advance records n bytes read into the slice space returned.
 func (rd *Reader) Advance(n int) { rd.w += n }
 

@@ -63,6 +63,11 @@ type client struct {
 	dbAtom  atomic.Int32
 	proto   atomic.Int32 // 2 or 3
 	lastCmd atomic.Pointer[Command]
+	sockFD  int          // the socket's descriptor (-1: none), for CLIENT LIST
+	active  atomic.Int64 // server time of the last command (CLIENT LIST idle)
+	qbuf    atomic.Int64 // unprocessed input bytes after the last batch
+	rbs     atomic.Int64 // size of the input buffer
+	queued  atomic.Int32 // commands queued in MULTI; -1 outside MULTI
 }
 
 func newClient(s *Server, nc net.Conn) *client {
@@ -78,6 +83,9 @@ func newClient(s *Server, nc net.Conn) *client {
 	}
 	c.authed = *s.requirePass.Load() == ""
 	c.setProto(2)
+	c.active.Store(c.created)
+	c.queued.Store(-1)
+	c.sockFD = socketFD(nc)
 	return c
 }
 
@@ -273,7 +281,30 @@ func (c *client) process() bool {
 			}
 		}
 	}
+	c.qbuf.Store(int64(c.rd.Buffered()))
+	c.rbs.Store(int64(c.rd.Size()))
 	return c.syncLog() && c.flush() && !c.quit
+}
+
+// setMulti opens (m non-nil) or closes the client's MULTI block.
+func (c *client) setMulti(m *multiState) {
+	c.multi = m
+	if m == nil {
+		c.queued.Store(-1)
+	} else {
+		c.queued.Store(int32(len(m.cmds)))
+	}
+}
+
+// socketFD returns nc's file descriptor, or -1 when it has none.
+func socketFD(nc net.Conn) int {
+	fd := -1
+	if sc, ok := nc.(syscall.Conn); ok {
+		if rc, err := sc.SyscallConn(); err == nil {
+			rc.Control(func(f uintptr) { fd = int(f) })
+		}
+	}
+	return fd
 }
 
 // kill ends the connection from another goroutine: the connection's loop
@@ -411,14 +442,23 @@ func (c *client) info(now int64) string {
 	if lc := c.lastCmd.Load(); lc != nil {
 		cmd = lc.FullName()
 	}
+	flags := "N"
+	if c.queued.Load() >= 0 {
+		flags = "x"
+	}
+	rbs, qbuf := c.rbs.Load(), c.qbuf.Load()
 	var b bytes.Buffer
 	b.WriteString("id=" + strconv.FormatInt(c.id, 10))
 	b.WriteString(" addr=" + c.addr + " laddr=" + c.laddr)
-	b.WriteString(" fd=0 name=" + name)
+	b.WriteString(" fd=" + strconv.Itoa(c.sockFD) + " name=" + name)
 	b.WriteString(" age=" + strconv.FormatInt((now-c.created)/1e9, 10))
-	b.WriteString(" idle=0 flags=N db=" + strconv.Itoa(int(c.dbAtom.Load())))
-	b.WriteString(" sub=0 psub=0 ssub=0 multi=-1 qbuf=0 qbuf-free=0 argv-mem=0 multi-mem=0")
-	b.WriteString(" rbs=0 rbp=0 obl=0 oll=0 omem=0 tot-mem=0 events=r")
+	b.WriteString(" idle=" + strconv.FormatInt(max(0, now-c.active.Load())/1e9, 10))
+	b.WriteString(" flags=" + flags + " db=" + strconv.Itoa(int(c.dbAtom.Load())))
+	b.WriteString(" sub=0 psub=0 ssub=0 multi=" + strconv.Itoa(int(c.queued.Load())))
+	b.WriteString(" qbuf=" + strconv.FormatInt(qbuf, 10) + " qbuf-free=" + strconv.FormatInt(max(0, rbs-qbuf), 10))
+	// Output and argument memory are not tracked: reported as 0.
+	b.WriteString(" argv-mem=0 multi-mem=0 rbs=" + strconv.FormatInt(rbs, 10))
+	b.WriteString(" rbp=0 obl=0 oll=0 omem=0 tot-mem=0 events=r")
 	b.WriteString(" cmd=" + cmd + " user=default redir=-1 resp=")
 	b.WriteString(strconv.Itoa(int(c.proto.Load())))
 	b.WriteString(" lib-name=" + lib + " lib-ver=" + ver)

@@ -52,7 +52,7 @@ func cmdQuit(x *Ctx) {
 
 func cmdReset(x *Ctx) {
 	c := x.c
-	c.multi = nil
+	c.setMulti(nil)
 	c.unwatchAll()
 	c.setDB(0)
 	c.setProto(2)

@@ -65,6 +65,7 @@ func (s *Server) handle(c *client, args [][]byte) {
 		errText = arityError(cmd.Name)
 	default:
 		cmd, errText = resolveSubcommand(cmd, args)
+		c.lastCmd.Store(cmd) // as Redis: the last command looked up, even if queued or refused
 		switch {
 		case errText != "":
 		case !c.authed && !cmd.Has(command.NoAuth):
@@ -81,7 +82,7 @@ func (s *Server) handle(c *client, args [][]byte) {
 		s.stats.reject(cmd)
 		if c.multi != nil {
 			if cmd != nil && cmd.Name == "exec" {
-				c.multi = nil
+				c.setMulti(nil)
 				c.unwatchAll()
 				errText = "EXECABORT Transaction discarded because of: " + strings.TrimPrefix(errText, "ERR ")
 			} else {
@@ -93,6 +94,8 @@ func (s *Server) handle(c *client, args [][]byte) {
 	}
 	if c.multi != nil && !cmd.Has(command.NoQueue) {
 		c.multi.queue(cmd, args)
+		c.queued.Store(int32(len(c.multi.cmds)))
+		c.active.Store(s.clock.Now())
 		c.w.Status("QUEUED")
 		return
 	}

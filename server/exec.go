@@ -137,7 +137,7 @@ func (s *Server) call(c *client, cmd *Command, args [][]byte) {
 	ex.locks.lock(s)
 	x := &c.ctx
 	x.init(s, c, cmd, args, ex)
-	c.lastCmd.Store(cmd)
+	c.active.Store(ex.now)
 	failed := s.run(x)
 	s.end(c, ex)
 	// Command time for INFO commandstats is sampled (one call in

@@ -82,7 +82,7 @@ func cmdMulti(x *Ctx) {
 		x.w.Error("ERR MULTI calls can not be nested")
 		return
 	}
-	x.c.multi = &multiState{}
+	x.c.setMulti(&multiState{})
 	x.w.OK()
 }
 
@@ -91,7 +91,7 @@ func cmdDiscard(x *Ctx) {
 		x.w.Error("ERR DISCARD without MULTI")
 		return
 	}
-	x.c.multi = nil
+	x.c.setMulti(nil)
 	x.c.unwatchAll()
 	x.w.OK()
 }
@@ -161,7 +161,7 @@ func cmdExec(x *Ctx) {
 		return
 	}
 	m := c.multi
-	c.multi = nil
+	c.setMulti(nil)
 	if m.dirty {
 		c.unwatchAll()
 		x.w.Error(errExecAbort)
