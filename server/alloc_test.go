@@ -1,0 +1,65 @@
+package server
+
+import (
+	"io"
+	"log/slog"
+	"net"
+	"strconv"
+	"testing"
+
+	"github.com/turnstile/turnstile/clock"
+	"github.com/turnstile/turnstile/persistence"
+)
+
+// TestThrottlePathAllocs guards the hot path with a test, not a benchmark
+// comment: CL.THROTTLE on existing keys (parse, lookup, locks, GCRA,
+// store, effects, durability wait, reply) allocates nothing, without a log
+// and with the append-only log on.
+func TestThrottlePathAllocs(t *testing.T) {
+	for _, aof := range []bool{false, true} {
+		t.Run("aof="+strconv.FormatBool(aof), func(t *testing.T) {
+			cfg := DefaultConfig()
+			cfg.Clock = clock.NewManual(testEpoch)
+			cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+			cfg.Shards = 16
+			if aof {
+				cfg.Persist.AppendOnly = true
+				cfg.Persist.AppendFsync = persistence.FsyncNo
+				cfg.Persist.Dir = t.TempDir()
+			}
+			s, err := New(cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := s.openLog(); err != nil {
+				t.Fatal(err)
+			}
+			if err := s.loadData(); err != nil {
+				t.Fatal(err)
+			}
+			if s.persist.log != nil {
+				defer s.persist.log.Close()
+			}
+			c1, c2 := net.Pipe()
+			defer c1.Close()
+			defer c2.Close()
+			c := newClient(s, c1)
+			const nkeys = 64
+			reqs := make([][]byte, nkeys)
+			for i := range reqs {
+				reqs[i] = []byte(encodeCommand("CL.THROTTLE", "user:"+strconv.Itoa(i), "15", "30", "60"))
+			}
+			for _, r := range reqs { // create the keys and warm the buffers
+				feed(t, s, c, r)
+			}
+			i := 0
+			allocs := testing.AllocsPerRun(1000, func() {
+				feed(t, s, c, reqs[i%nkeys])
+				i++
+			})
+			if allocs != 0 {
+				t.Fatalf("CL.THROTTLE path: %.2f allocations per request, want 0", allocs)
+			}
+		})
+	}
+}
