@@ -1,0 +1,100 @@
+// Package server is Turnstile's Redis-protocol server: connections, the
+// dispatcher, the command families (cmd_<family>.go, like Redis's t_*.c)
+// and the execution contract below, which scripting (package script, to
+// come) and replication (package cluster, to come) plug into.
+//
+// # One request
+//
+//	connection loop (client.go) -> resp.Reader -> command table lookup
+//	-> checks (arity, subcommand, auth, loading, MISCONF, MULTI queue)
+//	-> execution: now, shard locks -> handler (Ctx) -> effects
+//	-> end: append effects to Durability, stamp shard marks, fold read
+//	   marks, unlock -> Durability.Wait -> resp.Writer -> socket
+//
+// # The execution contract
+//
+// An execution (exec.go) is one atomic unit: a command outside MULTI, the
+// queued commands of one EXEC, or (later) one script. These rules hold for
+// every kind, and the code is arranged so that each is enforced in one
+// place:
+//
+//  1. One now. The unit reads the server clock once, when it begins; every
+//     command of the unit (each command of an EXEC, each redis.call of a
+//     script) sees that same now, and so do TIME and expiry decisions.
+//     Applying an effect (log replay, a Raft state machine) reads no clock.
+//
+//  2. Locks belong to the execution. Before the first handler runs, the
+//     unit locks the shards of every key it may touch (from the command
+//     table's key positions, or a row's Locks function, for EXEC the union
+//     over its queue plus the watched keys; a write to the whole keyspace
+//     takes every shard) in the one global order, (database, shard index),
+//     and holds them until end. Handlers do not lock shards; the only
+//     exceptions are keyless commands whose execution holds none: EXEC
+//     (which runs its queue as an execution of its own), DISCARD, UNWATCH
+//     and RESET (which release watches one shard at a time), and SAVE and
+//     SHUTDOWN (whose dump marks every shard at one instant).
+//
+//  3. Handlers reach the keyspace only through Ctx (ctx.go): get, lookup,
+//     put, set, del, flushDB, watch and the keyspace-wide reads. They never
+//     see a *shards.Map (TestHandlersReachKeyspaceOnlyThroughCtx checks the
+//     source). Every write method records its effect on the execution. In
+//     builds with -tags lockcheck (run by CI with the race detector) every
+//     access panics unless the execution holds the key's shard: that is the
+//     rule a script's undeclared keys and the cluster's key routing rely on.
+//
+//  4. Effects are whole-value overwrites with absolute times: "key := this
+//     value, expiring at Unix ns T", "delete key", "flush database". They
+//     are idempotent: replaying a log twice gives the same keyspace.
+//
+//  5. end (exec.go) is the only place where a unit's effects leave it, and
+//     it does so in this order, while every lock is still held: Append to
+//     the Durability (so for each key the log order is the lock order, and
+//     an EXEC's effects are appended together), stamp the returned position
+//     on every held shard (shards.Map.SetMark), make the connection's reply
+//     wait for the mark of every held shard (what it wrote and what it read,
+//     whoever wrote it), and only then unlock. A keyspace-wide read (KEYS,
+//     SCAN, DBSIZE, RANDOMKEY), which visits shards one at a time, waits for
+//     the Durability's tail instead. The connection calls Durability.Wait
+//     with the highest position before it writes any reply, so no reply
+//     shows state that could still be lost (appendfsync always: fsynced;
+//     under Raft: committed).
+//
+//  6. A handler that panics is recovered by run: its partial reply becomes
+//     ERR internal error, and what it changed before the panic is still
+//     committed by end, so the log never disagrees with memory.
+//
+// # Durability
+//
+// Durability (durability.go) is the seam between the server and whatever
+// makes writes durable. Config.Durability takes one; without it the server
+// uses the append-only log (aofDurability) when appendonly is on, or none.
+// A Raft log will be another implementation, with no change to handlers:
+// positions are opaque increasing numbers (a log offset, a Raft index).
+//
+// # Expiry and replay
+//
+// Expiry is not logged today: an entry carries its absolute expiry, a read
+// hides (and lazily deletes) a key whose expiry has passed, and after a
+// load dropExpired removes every key that expired while the server was
+// down. ApplyEffect stores entries exactly as logged and reads no clock.
+//
+// When field-level effects arrive (a hash field, a sorted-set member),
+// replay can no longer rebuild an expired key from one overwrite: a field
+// effect applied to a key that a replica's clock considers expired would
+// resurrect or drop fields differently on different nodes. Then the rule
+// becomes: the leader (or the writing server) decides expiry once, with its
+// execution's now, and logs it as a delete effect; replay and replicas
+// never delete on their own clock, they only hide expired keys from reads
+// until the logged delete arrives.
+//
+// # Locking rules
+//
+//   - Shard locks: only executions (exec.go), connection teardown
+//     (unwatchAll, one shard at a time, holding none) and background work
+//     (active expiry, dumps, ApplyEffect: one shard at a time) take them.
+//   - Server.mu guards the listener and the client registry; it is never
+//     held while a shard lock is taken.
+//   - A client's own fields belong to its connection goroutine; the fields
+//     CLIENT LIST reads from other connections are atomics or under
+//     client.mu (client.go).
+package server
