@@ -300,12 +300,24 @@ func checkEffect(e *Effect) {
 // writes. Append panics on an effect the format cannot hold (a programming
 // error): an op or entry kind not defined, a negative database.
 func (l *Log) Append(e Effect) int64 {
-	checkEffect(&e)
+	return l.AppendAll([]Effect{e})
+}
+
+// AppendAll is Append for the effects of one command, EXEC or script: they
+// are encoded together, with nothing else between them, and the offset
+// just past the last one is returned. With no effects it returns the
+// current offset.
+func (l *Log) AppendAll(effects []Effect) int64 {
+	for i := range effects {
+		checkEffect(&effects[i])
+	}
 	l.mu.Lock()
 	n := len(l.pending)
-	l.pending = appendRecord(l.pending, &e)
+	for i := range effects {
+		l.pending = appendRecord(l.pending, &effects[i])
+	}
 	l.appended += int64(len(l.pending) - n)
-	l.effects++
+	l.effects += int64(len(effects))
 	off := l.appended
 	l.mu.Unlock()
 	return off

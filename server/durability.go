@@ -28,13 +28,7 @@ type Durability interface {
 // aofDurability is the append-only log as the server's Durability.
 type aofDurability struct{ log *persistence.Log }
 
-func (a aofDurability) Append(effects []persistence.Effect) int64 {
-	var pos int64
-	for i := range effects {
-		pos = a.log.Append(effects[i])
-	}
-	return pos
-}
+func (a aofDurability) Append(effects []persistence.Effect) int64 { return a.log.AppendAll(effects) }
 
 func (a aofDurability) Wait(pos int64) error { return a.log.Sync(pos) }
 
