@@ -62,9 +62,10 @@ type Command[H any] struct {
 	Name     string // lower case, e.g. "get", "cl.throttle"; a subcommand's own name ("get" of CONFIG GET)
 	Arity    int    // Redis convention: n = exactly n arguments (with the name), -n = at least n
 	Flags    Flag
-	FirstKey int // position of the first key argument, 0 if none
-	LastKey  int // position of the last key; negative counts from the end
-	Step     int // distance between keys
+	FirstKey int    // position of the first key argument, 0 if none
+	LastKey  int    // position of the last key; negative counts from the end
+	Step     int    // distance between keys
+	Args     string // argument synopsis after the name, e.g. "<pattern>" (HELP)
 	Group    string
 	Summary  string
 	Since    string

@@ -14,11 +14,11 @@ func commandSubcommands() []*Command {
 	const f = command.Loading | command.Stale
 	return []*Command{
 		{Name: "count", Arity: 2, Flags: f, Summary: "Returns a count of commands.", Since: "2.8.13", Handler: commandCount},
-		{Name: "list", Arity: -2, Flags: f, Summary: "Returns a list of command names.", Since: "7.0.0", Handler: commandList},
-		{Name: "info", Arity: -2, Flags: f, Summary: "Returns information about one, multiple or all commands.", Since: "2.8.13", Handler: commandInfo},
-		{Name: "docs", Arity: -2, Flags: f, Summary: "Returns documentary information about one, multiple or all commands.", Since: "7.0.0", Handler: commandDocs},
-		{Name: "getkeys", Arity: -3, Flags: f, Summary: "Extracts the key names from an arbitrary command.", Since: "2.8.13", Handler: commandGetKeys},
-		{Name: "help", Arity: 2, Flags: f, Summary: "Returns helpful text about the different subcommands.", Since: "5.0.0", Handler: commandHelp},
+		{Name: "list", Arity: -2, Flags: f, Args: "[FILTERBY <MODULE module-name|ACLCAT category|PATTERN pattern>]", Summary: "Returns a list of command names.", Since: "7.0.0", Handler: commandList},
+		{Name: "info", Arity: -2, Flags: f, Args: "[<command-name> ...]", Summary: "Returns information about one, multiple or all commands.", Since: "2.8.13", Handler: commandInfo},
+		{Name: "docs", Arity: -2, Flags: f, Args: "[<command-name> ...]", Summary: "Returns documentary information about one, multiple or all commands.", Since: "7.0.0", Handler: commandDocs},
+		{Name: "getkeys", Arity: -3, Flags: f, Args: "<command> [<arg> ...]", Summary: "Extracts the key names from an arbitrary command.", Since: "2.8.13", Handler: commandGetKeys},
+		{Name: "help", Arity: 2, Flags: f, Summary: "Returns helpful text about the different subcommands.", Since: "5.0.0", Handler: subcommandHelp},
 	}
 }
 
@@ -47,17 +47,6 @@ func commandInfo(x *Ctx) {
 			x.w.Null()
 		}
 	}
-}
-
-func commandHelp(x *Ctx) {
-	writeHelp(x, "COMMAND <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
-		"(no subcommand)", "    Return details about all commands.",
-		"COUNT", "    Return the total number of commands.",
-		"LIST [FILTERBY (MODULE <module-name>|ACLCAT <category>|PATTERN <pattern>)]", "    Return a list of all commands.",
-		"INFO [<command-name> ...]", "    Return details about the given commands, or all of them.",
-		"DOCS [<command-name> ...]", "    Return documentation details about the given commands, or all of them.",
-		"GETKEYS <full-command>", "    Return the keys from a full command.",
-		"HELP", "    Print this help.")
 }
 
 // lookupFull finds a command by its full name: "get", or "config|get" for

@@ -200,14 +200,14 @@ func clientSubcommands() []*Command {
 		{Name: "id", Arity: 2, Flags: f, Since: "5.0.0", Summary: "Returns the unique client ID of the connection.",
 			Handler: func(x *Ctx) { x.w.Int(x.c.id) }},
 		{Name: "getname", Arity: 2, Flags: f, Since: "2.6.9", Summary: "Returns the name of the connection.", Handler: clientGetName},
-		{Name: "setname", Arity: 3, Flags: f | command.AllowBusy, Since: "2.6.9", Summary: "Sets the connection name.", Handler: clientSetName},
-		{Name: "setinfo", Arity: 4, Flags: f | command.AllowBusy, Since: "7.2.0", Summary: "Sets information specific to the client or connection.", Handler: clientSetInfo},
+		{Name: "setname", Arity: 3, Flags: f | command.AllowBusy, Args: "<name>", Since: "2.6.9", Summary: "Sets the connection name.", Handler: clientSetName},
+		{Name: "setinfo", Arity: 4, Flags: f | command.AllowBusy, Args: "<LIB-NAME|LIB-VER> <value>", Since: "7.2.0", Summary: "Sets information specific to the client or connection.", Handler: clientSetInfo},
 		{Name: "info", Arity: 2, Flags: f, Since: "6.2.0", Summary: "Returns information about the connection.",
 			Handler: func(x *Ctx) { x.w.Verbatim(x.c.info(x.now) + "\n") }},
-		{Name: "list", Arity: -2, Flags: f | command.Admin, Since: "2.4.0", Summary: "Lists open connections.", Handler: clientList},
-		{Name: "no-evict", Arity: 3, Flags: f | command.Admin, Since: "7.0.0", Summary: "Sets the client eviction mode of the connection.", Handler: clientOnOff},
-		{Name: "no-touch", Arity: 3, Flags: f, Since: "7.2.0", Summary: "Controls whether commands sent by the client affect the LRU/LFU of accessed keys.", Handler: clientOnOff},
-		{Name: "help", Arity: 2, Flags: f, Since: "5.0.0", Summary: "Returns helpful text about the different subcommands.", Handler: clientHelp},
+		{Name: "list", Arity: -2, Flags: f | command.Admin, Args: "[TYPE <normal|master|replica|pubsub>] [ID <id> [<id> ...]]", Since: "2.4.0", Summary: "Lists open connections.", Handler: clientList},
+		{Name: "no-evict", Arity: 3, Flags: f | command.Admin, Args: "<ON|OFF>", Since: "7.0.0", Summary: "Sets the client eviction mode of the connection.", Handler: clientOnOff},
+		{Name: "no-touch", Arity: 3, Flags: f, Args: "<ON|OFF>", Since: "7.2.0", Summary: "Controls whether commands sent by the client affect the LRU/LFU of accessed keys.", Handler: clientOnOff},
+		{Name: "help", Arity: 2, Flags: f, Since: "5.0.0", Summary: "Returns helpful text about the different subcommands.", Handler: subcommandHelp},
 	}
 }
 
@@ -312,21 +312,23 @@ func clientList(x *Ctx) {
 	x.w.Verbatim(b.String())
 }
 
-func clientHelp(x *Ctx) {
-	writeHelp(x, "CLIENT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
-		"GETNAME", "    Return the name of the current connection.",
-		"ID", "    Return the ID of the current connection.",
-		"INFO", "    Return information about the current client connection.",
-		"LIST [TYPE <normal|master|replica|pubsub>] [ID <id> [<id> ...]]", "    Return information about client connections.",
-		"SETINFO <option> <value>", "    Set client meta attr. Options are: LIB-NAME, LIB-VER.",
-		"SETNAME <name>", "    Assign the name <name> to the current connection.",
-		"NO-EVICT (ON|OFF)", "    Accepted for compatibility; Turnstile does not evict.",
-		"NO-TOUCH (ON|OFF)", "    Accepted for compatibility.",
-		"HELP", "    Print this help.")
-}
-
-// writeHelp writes a HELP reply: one status line per element.
-func writeHelp(x *Ctx, lines ...string) {
+// subcommandHelp is the HELP subcommand of every container: its lines
+// come from the container's rows (name, Args, Summary), so a subcommand is
+// listed in one place only.
+func subcommandHelp(x *Ctx) {
+	parent := x.cmd.Parent()
+	name := strings.ToUpper(parent.Name)
+	lines := []string{name + " <subcommand> [<arg> [value] [opt] ...]. Subcommands are:"}
+	if parent.Handler != nil {
+		lines = append(lines, "(no subcommand)", "    "+parent.Summary)
+	}
+	for _, sub := range parent.Subs {
+		usage := strings.ToUpper(sub.Name)
+		if sub.Args != "" {
+			usage += " " + sub.Args
+		}
+		lines = append(lines, usage, "    "+sub.Summary)
+	}
 	x.w.Array(len(lines))
 	for _, l := range lines {
 		x.w.Status(l)

@@ -72,27 +72,18 @@ func cmdFlushAll(x *Ctx) {
 func configSubcommands() []*Command {
 	const f = command.Admin | command.NoScript | command.Loading | command.Stale
 	return []*Command{
-		{Name: "get", Arity: -3, Flags: f, Since: "2.0.0", Summary: "Returns the effective values of configuration parameters.", Handler: configGet},
-		{Name: "set", Arity: -4, Flags: f, Since: "2.0.0", Summary: "Sets configuration parameters in-flight.", Handler: configSet},
+		{Name: "get", Arity: -3, Flags: f, Args: "<pattern> [<pattern> ...]", Since: "2.0.0", Summary: "Returns the effective values of configuration parameters.", Handler: configGet},
+		{Name: "set", Arity: -4, Flags: f, Args: "<directive> <value> [<directive> <value> ...]", Since: "2.0.0", Summary: "Sets configuration parameters in-flight.", Handler: configSet},
 		{Name: "resetstat", Arity: 2, Flags: f, Since: "2.0.0", Summary: "Resets the server's statistics.", Handler: configResetStat},
 		{Name: "rewrite", Arity: 2, Flags: f, Since: "2.8.0", Summary: "Persists the effective configuration to file.",
 			Handler: func(x *Ctx) { x.w.Error("ERR The server is running without a config file") }},
-		{Name: "help", Arity: 2, Flags: f, Since: "5.0.0", Summary: "Returns helpful text about the different subcommands.", Handler: configHelp},
+		{Name: "help", Arity: 2, Flags: f, Since: "5.0.0", Summary: "Returns helpful text about the different subcommands.", Handler: subcommandHelp},
 	}
 }
 
 func configResetStat(x *Ctx) {
 	x.s.resetStats()
 	x.w.OK()
-}
-
-func configHelp(x *Ctx) {
-	writeHelp(x, "CONFIG <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
-		"GET <pattern>", "    Return parameters matching the glob-like <pattern> and their values.",
-		"SET <directive> <value>", "    Set the configuration <directive> to <value>.",
-		"RESETSTAT", "    Reset statistics reported by the INFO command.",
-		"REWRITE", "    Rewrite the configuration file.",
-		"HELP", "    Print this help.")
 }
 
 // configGet answers the table's rows whose names match any of the
