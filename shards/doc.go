@@ -45,7 +45,8 @@
 //
 //   - The caller locks shards; Map methods that touch entries (Get, Put,
 //     PutChecked, Delete, Watch, ...) require the shard of their key to be
-//     locked by the caller already, and Room(i) requires shard i locked.
+//     locked by the caller already, and Room(i), Mark(i) and SetMark(i, ...)
+//     require shard i locked.
 //     Methods that do their own locking say so and must be called with no
 //     shard of this Map held (Len is lock-free).
 //   - A command that may add keys checks Room for each shard it adds to
@@ -60,6 +61,23 @@
 //     locks one shard at a time, never all of them, unless the caller already
 //     holds them all (EXEC of a keyspace-wide command), in which case it uses
 //     the Locked variants.
+//
+// # Durability marks
+//
+// Each shard keeps a mark, an int64 guarded by its mutex that this package
+// never interprets: the position in the log (an append-only log offset,
+// later a Raft index) of the last effect written to the shard. The server
+// keeps two rules with it:
+//
+//   - When a command's effects are appended to the log, at position pos,
+//     the server stamps every shard the command locked with SetMark(i, pos)
+//     before it releases the locks. The mark only moves forward.
+//   - A command that read a shard does not reply before the log is durable
+//     up to that shard's Mark (read under the lock): the state it saw may
+//     come from a write whose effects are not durable yet, and no reply may
+//     show state that a crash could take back.
+//
+// Mark and SetMark require the shard locked, like every access to it.
 //
 // # Expiry
 //

@@ -41,19 +41,28 @@ type Map struct {
 }
 
 // shard is one stripe. Fields other than the atomics are guarded by mu.
+//
+// mark sits right after mu, so that a command reading or stamping it after
+// taking the lock finds it in the same cache line. frozen, touched only by
+// snapshots, comes last: with the padding after it, at least 64 bytes that
+// no command writes separate the fields a command uses from the next
+// shard's lock. (The struct is 280 bytes on 64-bit platforms.)
 type shard struct {
-	mu    sync.Mutex
-	t     table
+	mu   sync.Mutex
+	mark int64 // log position of the last effect on this shard (Mark)
+	t    table
+
 	watch map[string][]*Watch // nil until the first WATCH
 	keys  atomic.Int64        // live slots, readable without mu
 
-	snapPending bool    // a snapshot began and this shard is not frozen yet
-	frozen      *Frozen // this shard at the snapshot's instant, until taken
+	snapPending bool // a snapshot began and this shard is not frozen yet
 
 	expires   atomic.Int64 // entries with Exp != 0, readable without mu
 	expCursor int          // slot where the next active-expiry sample starts
 	hint      slotHint     // where t.slots is, readable without mu
-	_         [64]byte     // keep neighbouring shards' locks off one cache line
+
+	frozen *Frozen  // this shard at the snapshot's instant, until taken
+	_      [56]byte // keep neighbouring shards' locks off one cache line
 }
 
 // New returns a Map with n shards; n is rounded up to a power of two and
@@ -203,6 +212,21 @@ func (m *Map) PutChecked(key []byte, e Entry) error {
 	}
 	m.Set(Ref{s: s, key: key, tag: tag, i: i}, e)
 	return nil
+}
+
+// Mark returns shard i's durability mark: the log position (an offset in
+// the append-only log, or a Raft index) of the last effect written to the
+// shard, as SetMark recorded it; 0 if none was. The package does not
+// interpret it (see "Durability marks" in the package documentation).
+// Requires shard i locked.
+func (m *Map) Mark(i int) int64 { return m.shards[i].mark }
+
+// SetMark raises shard i's durability mark to pos; a pos below the current
+// mark leaves it unchanged, so the mark never goes back. Requires shard i
+// locked.
+func (m *Map) SetMark(i int, pos int64) {
+	s := &m.shards[i]
+	s.mark = max(s.mark, pos)
 }
 
 // Room returns how many more keys shard i can take: its limit (see
