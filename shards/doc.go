@@ -21,6 +21,20 @@
 // heap on huge pages (slotmem.go) and unmapped by the table as soon as it is
 // replaced, so it is never shared: frozen snapshot copies are heap clones.
 //
+// # Capacity
+//
+// A shard holds at most MaxKeysPerShard keys (about 14.2 million: 2^24
+// slots, the most a 24-bit tag can address, at 85% load), or fewer if the
+// Map was made by NewWithLimit, which lets tests fill a shard with a few
+// keys. Expired keys count until they are removed. Room tells how many more
+// keys a shard can take. Adding a key to a full shard is the caller's
+// error: a command that may add keys checks Room for their shards (under
+// the locks it holds) before it changes anything, and fails with ErrFull
+// (an out-of-memory reply) if there is not enough; Set and Put panic on a
+// new key for a full shard. Code that cannot check ahead, such as loading
+// a snapshot or replaying a log, uses PutChecked, which returns ErrFull
+// instead. Replacing or deleting a key always works, full or not.
+//
 // # Prefetching
 //
 // PrefetchSlot and PrefetchRecord (prefetch.go) let a connection that has
@@ -30,9 +44,15 @@
 // # Locking rules
 //
 //   - The caller locks shards; Map methods that touch entries (Get, Put,
-//     Delete, Watch, ...) require the shard of their key to be locked by the
-//     caller already. Methods that do their own locking say so and must be
-//     called with no shard of this Map held (Len is lock-free).
+//     PutChecked, Delete, Watch, ...) require the shard of their key to be
+//     locked by the caller already, and Room(i), Mark(i) and SetMark(i, ...)
+//     require shard i locked.
+//     Methods that do their own locking say so and must be called with no
+//     shard of this Map held (Len is lock-free).
+//   - A command that may add keys checks Room for each shard it adds to
+//     while it holds that shard's lock, before its first change, so that a
+//     full shard fails the whole command rather than half of it (see
+//     Capacity).
 //   - A caller that needs several shards (a multi-key command, or an EXEC)
 //     locks them in ascending order of (database, shard index) and releases
 //     them after the whole command. This fixed order makes deadlock
@@ -41,6 +61,23 @@
 //     locks one shard at a time, never all of them, unless the caller already
 //     holds them all (EXEC of a keyspace-wide command), in which case it uses
 //     the Locked variants.
+//
+// # Durability marks
+//
+// Each shard keeps a mark, an int64 guarded by its mutex that this package
+// never interprets: the position in the log (an append-only log offset,
+// later a Raft index) of the last effect written to the shard. The server
+// keeps two rules with it:
+//
+//   - When a command's effects are appended to the log, at position pos,
+//     the server stamps every shard the command locked with SetMark(i, pos)
+//     before it releases the locks. The mark only moves forward.
+//   - A command that read a shard does not reply before the log is durable
+//     up to that shard's Mark (read under the lock): the state it saw may
+//     come from a write whose effects are not durable yet, and no reply may
+//     show state that a crash could take back.
+//
+// Mark and SetMark require the shard locked, like every access to it.
 //
 // # Expiry
 //

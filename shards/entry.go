@@ -95,13 +95,16 @@ func ParseCanonicalInt(b []byte) (int64, bool) {
 	if b[i] < '1' || b[i] > '9' {
 		return 0, false
 	}
+	// u stays at most 2^63 (the magnitude of math.MinInt64), so checking it
+	// against 2^63/10 before multiplying keeps u*10+9 below 2^63+10: it
+	// never wraps around in uint64.
 	var u uint64
 	for ; i < len(b); i++ {
 		c := b[i]
 		if c < '0' || c > '9' {
 			return 0, false
 		}
-		if u > (1<<64-1)/10 {
+		if u > (1<<63)/10 {
 			return 0, false
 		}
 		u = u*10 + uint64(c-'0')

@@ -1,6 +1,7 @@
 package shards
 
 import (
+	"errors"
 	"math/bits"
 	"sync"
 	"sync/atomic"
@@ -14,12 +15,25 @@ import (
 // index in its top 16 bits.
 const MaxShards = 1 << 16
 
+// MaxKeysPerShard is the most keys one shard can hold: a shard's table has
+// at most 2^24 slots (the 24-bit hash tag must tell every slot apart) and
+// grows once more than 85% of them are used. NewWithLimit can set a lower
+// limit.
+const MaxKeysPerShard = maxSlots * loadNum / loadDen
+
+// ErrFull is returned by PutChecked when the key is new and its shard holds
+// as many keys as it can (Room is 0). It is the keyspace's out-of-memory
+// condition: a server replies with an error (Redis's "-OOM ...") instead of
+// storing the key; more shards raise the limit.
+var ErrFull = errors.New("shards: the key's shard is full (no room for another key; configure more shards)")
+
 // Map is one database: a lock-striped map of keys. It is safe for concurrent
 // use under the locking rules in the package documentation.
 type Map struct {
 	shards []shard
 	mask   uint64
 	seed   uint64 // random per Map: see hash
+	limit  int    // most keys one shard may hold (Room)
 
 	expiredKeys atomic.Int64  // keys removed because their expiry passed
 	expireNext  atomic.Uint64 // next shard the active expiry cycle visits
@@ -27,25 +41,38 @@ type Map struct {
 }
 
 // shard is one stripe. Fields other than the atomics are guarded by mu.
+//
+// mark sits right after mu, so that a command reading or stamping it after
+// taking the lock finds it in the same cache line. frozen, touched only by
+// snapshots, comes last: with the padding after it, at least 64 bytes that
+// no command writes separate the fields a command uses from the next
+// shard's lock. (The struct is 280 bytes on 64-bit platforms.)
 type shard struct {
-	mu    sync.Mutex
-	mark  int64 // durability position of the last effect on this shard (see Mark)
-	t     table
+	mu   sync.Mutex
+	mark int64 // log position of the last effect on this shard (Mark)
+	t    table
+
 	watch map[string][]*Watch // nil until the first WATCH
 	keys  atomic.Int64        // live slots, readable without mu
 
-	snapPending bool    // a snapshot began and this shard is not frozen yet
-	frozen      *Frozen // this shard at the snapshot's instant, until taken
+	snapPending bool // a snapshot began and this shard is not frozen yet
 
 	expires   atomic.Int64 // entries with Exp != 0, readable without mu
 	expCursor int          // slot where the next active-expiry sample starts
 	hint      slotHint     // where t.slots is, readable without mu
-	_         [64]byte     // keep neighbouring shards' locks off one cache line
+
+	frozen *Frozen  // this shard at the snapshot's instant, until taken
+	_      [56]byte // keep neighbouring shards' locks off one cache line
 }
 
 // New returns a Map with n shards; n is rounded up to a power of two and
-// clamped to [1, MaxShards].
-func New(n int) *Map {
+// clamped to [1, MaxShards]. A shard holds up to MaxKeysPerShard keys.
+func New(n int) *Map { return NewWithLimit(n, 0) }
+
+// NewWithLimit is New with at most maxKeysPerShard keys per shard, so that
+// tests can fill a shard with a few keys. 0 (or less) means the natural
+// limit, MaxKeysPerShard, which is also the most a limit can be.
+func NewWithLimit(n int, maxKeysPerShard int) *Map {
 	if n < 1 {
 		n = 1
 	}
@@ -53,7 +80,11 @@ func New(n int) *Map {
 		n = MaxShards
 	}
 	n = 1 << bits.Len(uint(n-1))
-	m := &Map{shards: make([]shard, n), mask: uint64(n - 1), seed: rand.Uint64()}
+	limit := MaxKeysPerShard
+	if maxKeysPerShard > 0 && maxKeysPerShard < limit {
+		limit = maxKeysPerShard
+	}
+	m := &Map{shards: make([]shard, n), mask: uint64(n - 1), seed: rand.Uint64(), limit: limit}
 	for i := range m.shards {
 		s := &m.shards[i]
 		s.t.alloc = slotAlloc{mapped: &m.mapped, hint: &s.hint}
@@ -140,8 +171,15 @@ func (m *Map) Get(key []byte, now int64) (Entry, bool) {
 // Set stores e at the key r refers to, replacing any previous value. Key
 // and value bytes are copied, so they may alias a request buffer. e.Exp
 // must not be negative (0 means no expiry). Requires the shard locked.
+//
+// Adding a key (r from a Lookup that found none) requires room in the
+// shard: the caller checks Room (or uses PutChecked) first. Set panics if
+// the key is new and the shard is full.
 func (m *Map) Set(r Ref, e Entry) {
 	s := r.s
+	if r.i < 0 && s.t.n >= m.limit {
+		panic("shards: Set or Put of a new key into a full shard: the caller did not check Room (or use PutChecked)")
+	}
 	s.beforeChangeLocked()
 	oldExp, existed := s.t.putAt(r.i, r.key, r.tag, e)
 	if !existed {
@@ -154,9 +192,50 @@ func (m *Map) Set(r Ref, e Entry) {
 }
 
 // Put stores e under key (Lookup then Set). Requires key's shard locked.
+// Like Set, it panics if key is new and the shard is full: the caller
+// checks Room first, or uses PutChecked.
 func (m *Map) Put(key []byte, e Entry) {
 	s, tag := m.locate(key)
 	m.Set(Ref{s: s, key: key, tag: tag, i: s.t.find(key, tag)}, e)
+}
+
+// PutChecked is Put for a caller that has not checked Room, such as code
+// loading a snapshot or replaying a log: if key is new and its shard is
+// full, it stores nothing and returns ErrFull. Replacing a key that is
+// present (even expired, not yet removed) always works. Requires key's
+// shard locked.
+func (m *Map) PutChecked(key []byte, e Entry) error {
+	s, tag := m.locate(key)
+	i := s.t.find(key, tag)
+	if i < 0 && s.t.n >= m.limit {
+		return ErrFull
+	}
+	m.Set(Ref{s: s, key: key, tag: tag, i: i}, e)
+	return nil
+}
+
+// Mark returns shard i's durability mark: the log position (an offset in
+// the append-only log, or a Raft index) of the last effect written to the
+// shard, as SetMark recorded it; 0 if none was. The package does not
+// interpret it (see "Durability marks" in the package documentation).
+// Requires shard i locked.
+func (m *Map) Mark(i int) int64 { return m.shards[i].mark }
+
+// SetMark raises shard i's durability mark to pos; a pos below the current
+// mark leaves it unchanged, so the mark never goes back. Requires shard i
+// locked.
+func (m *Map) SetMark(i int, pos int64) {
+	s := &m.shards[i]
+	s.mark = max(s.mark, pos)
+}
+
+// Room returns how many more keys shard i can take: its limit (see
+// NewWithLimit) minus the keys it holds, counting expired keys not yet
+// removed, never less than 0. A command that may add keys to a shard checks
+// that Room covers them before it changes anything, and replies with an
+// error (ErrFull) otherwise. Requires shard i locked.
+func (m *Map) Room(i int) int {
+	return max(0, m.limit-m.shards[i].t.n)
 }
 
 func expDelta(oldExp, newExp int64, existed bool) int64 {
@@ -251,18 +330,6 @@ func (m *Map) Flush() {
 		m.Lock(i)
 		m.FlushLocked(i)
 		m.Unlock(i)
-	}
-}
-
-// Mark returns shard i's durability mark: the position (log offset, Raft
-// index; opaque here) of the last effect the server logged for it.
-// Requires shard i locked.
-func (m *Map) Mark(i int) int64 { return m.shards[i].mark }
-
-// SetMark raises shard i's durability mark to pos. Requires shard i locked.
-func (m *Map) SetMark(i int, pos int64) {
-	if s := &m.shards[i]; pos > s.mark {
-		s.mark = pos
 	}
 }
 

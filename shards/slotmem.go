@@ -19,8 +19,10 @@ import (
 //
 // A mapped array uses every slot its pages hold (len is the whole mapping),
 // so the rounding up lowers the load factor instead of wasting memory.
-// Smaller arrays, frozen snapshot copies, and platforms without mmap use the
-// Go heap.
+// Smaller arrays, frozen snapshot copies, and platforms other than 64-bit
+// Linux (slotmem_other.go) use the Go heap. The mapping is made with raw
+// system calls, not syscall.Mmap, so that nothing records it
+// (slotmem_linux.go).
 
 const (
 	slotBytes = 16

@@ -212,7 +212,7 @@ func (t *table) putAt(i int, key []byte, tag uint32, e Entry) (oldExp int64, exi
 		}
 		t.release(i)
 	} else {
-		if (t.n+1)*loadDen > len(t.slots)*loadNum {
+		if overLoad(t.n+1, len(t.slots)) {
 			t.grow()
 		}
 		i = t.ideal(tag << tagShift)
@@ -487,10 +487,17 @@ func (t *table) fits(nslots, maxRun int) bool {
 	return last-nslots < maxRun
 }
 
-// grow enlarges the slot array by half.
+// overLoad reports whether n keys in nslots slots are more than the load
+// factor allows (the table must grow first). MaxKeysPerShard keys in
+// maxSlots slots are not.
+func overLoad(n, nslots int) bool { return n*loadDen > nslots*loadNum }
+
+// grow enlarges the slot array by half. Map.Set refuses a new key before
+// the table would need more than maxSlots slots, so the panic here means
+// that check was bypassed.
 func (t *table) grow() {
 	if len(t.slots) >= maxSlots {
-		panic("shards: a shard table exceeds 2^24 slots; configure more shards")
+		panic("shards: a shard table would exceed 2^24 slots: the caller did not check Room before adding a key")
 	}
 	t.resize(min(len(t.slots)+len(t.slots)/2, maxSlots))
 }
