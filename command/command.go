@@ -43,6 +43,10 @@ const (
 	DenyOOM                    // may grow memory
 	Random                     // reply is not deterministic
 	AllowBusy                  // allowed while a script runs
+	// AddsKeys marks a command that may create keys: it is refused with an
+	// OOM error when a shard it needs has no room for them. Internal (not
+	// reported by COMMAND): redis-cell registers CL.THROTTLE as "write" only.
+	AddsKeys
 )
 
 // flagNames are the names COMMAND reports, in Redis's order.

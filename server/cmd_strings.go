@@ -11,8 +11,8 @@ import (
 
 func stringCommands() []*Command {
 	const (
-		rw     = command.Write | command.DenyOOM
-		rwFast = command.Write | command.DenyOOM | command.Fast
+		rw     = command.Write | command.DenyOOM | command.AddsKeys
+		rwFast = command.Write | command.DenyOOM | command.AddsKeys | command.Fast
 		roFast = command.Readonly | command.Fast
 	)
 	one := func(c *Command) *Command {

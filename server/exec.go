@@ -20,14 +20,14 @@ const (
 
 // execution is one atomic unit: a command, an EXEC, or (later) a script.
 // It owns the two things whose order matters (doc.go, "The execution
-// contract"): which shard locks are held, from begin to finish, and when
-// the unit's effects reach the durability log, in finish, while those locks
+// contract"): which shard locks are held, from begin to end, and when
+// the unit's effects reach the durability log, in end, while those locks
 // are still held. Every command of the unit sees the same now.
 type execution struct {
 	kind    execKind
 	now     int64
 	locks   lockSet
-	effects []persistence.Effect // recorded by Ctx's keyspace methods, committed by finish
+	effects []persistence.Effect // recorded by Ctx's keyspace methods, committed by end
 	// readsAll is set by a command that read shards without holding them
 	// to the end (KEYS, SCAN, DBSIZE, ...): its reply waits for everything
 	// appended so far, not only for the marks of the shards it holds.
@@ -46,29 +46,100 @@ func (ex *execution) reset(kind execKind, now int64) {
 type lockSet struct {
 	items []lockItem
 	all   bool // every shard of every database
+	grow  int  // keys the unit may create (see hasRoom)
 }
 
 type lockItem struct{ db, shard int }
 
 func (l *lockSet) add(db, shard int) { l.items = append(l.items, lockItem{db, shard}) }
 
-// addCommand adds the shards cmd needs when run with args against database
-// db: every shard for a write to the whole keyspace (FLUSHDB, FLUSHALL), the
-// row's Locks function where it names keys of other databases (COPY ... DB),
-// else the shards of its key positions.
+// addCommandLocks adds the shards cmd needs when run with args against
+// database db: every shard for a write to the whole keyspace (FLUSHDB,
+// FLUSHALL), else the shards of the keys eachKey names. Keys of commands
+// that may create keys (command.AddsKeys) are counted in l.grow.
 func (s *Server) addCommandLocks(l *lockSet, cmd *Command, args [][]byte, db int) {
-	switch {
-	case cmd.Has(command.Write | command.Keyspace):
+	if cmd.Has(command.Write | command.Keyspace) {
 		l.all = true
-	case cmd.Locks != nil:
+		return
+	}
+	before := len(l.items)
+	if cmd.Locks != nil {
 		cmd.Locks(args, db, len(s.dbs), func(d int, key []byte) { l.add(d, s.dbs[d].ShardOf(key)) })
-	default:
+	} else { // the hot path: no closure, no allocation
 		var buf [8]int
 		for _, p := range cmd.KeyPositions(args, buf[:0]) {
 			l.add(db, s.dbs[db].ShardOf(args[p]))
 		}
 	}
+	if cmd.Has(command.AddsKeys) {
+		l.grow += len(l.items) - before
+	}
 }
+
+// eachKey calls fn for every key cmd names in args, with its database:
+// the row's Locks function where it names keys of other databases (COPY
+// ... DB), else the key positions in db.
+func (s *Server) eachKey(cmd *Command, args [][]byte, db int, fn func(db int, key []byte)) {
+	if cmd.Locks != nil {
+		cmd.Locks(args, db, len(s.dbs), fn)
+		return
+	}
+	var buf [8]int
+	for _, p := range cmd.KeyPositions(args, buf[:0]) {
+		fn(db, args[p])
+	}
+}
+
+// hasRoom reports whether the shards the unit holds can take the keys it
+// may create, so that a full shard (shards.Map.Room) answers an error
+// before anything changes instead of failing half-way. The common case
+// costs one comparison per shard: every shard has room for l.grow keys.
+// Otherwise it counts, per shard, the keys that do not exist yet among
+// those named by the unit's commands that may create keys (visit calls
+// its argument for each command), so that updating existing keys, a
+// limiter's everyday work, goes on in a full shard.
+func (s *Server) hasRoom(l *lockSet, now int64, visit func(func(cmd *Command, args [][]byte, db int))) bool {
+	if l.grow == 0 {
+		return true
+	}
+	short := false
+	l.each(s, func(db, shard int) {
+		if s.dbs[db].Room(shard) < l.grow {
+			short = true
+		}
+	})
+	if !short {
+		return true
+	}
+	type dbKey struct {
+		db  int
+		key string
+	}
+	fresh := make(map[lockItem]int)
+	seen := make(map[dbKey]bool)
+	visit(func(cmd *Command, args [][]byte, db int) {
+		if !cmd.Has(command.AddsKeys) {
+			return
+		}
+		s.eachKey(cmd, args, db, func(d int, key []byte) {
+			if k := (dbKey{d, string(key)}); !seen[k] {
+				seen[k] = true
+				if _, ok := s.dbs[d].Get(key, now); !ok {
+					fresh[lockItem{d, s.dbs[d].ShardOf(key)}]++
+				}
+			}
+		})
+	})
+	for it, n := range fresh {
+		if s.dbs[it.db].Room(it.shard) < n {
+			return false
+		}
+	}
+	return true
+}
+
+// errShardFull answers a command refused by hasRoom.
+const errShardFull = "OOM command not allowed: a shard of the keyspace is full; restart with more shards (--shards)"
 
 // lock takes the set's locks in the one global order (database, then
 // shard index), which makes deadlock impossible.
@@ -135,9 +206,15 @@ func (s *Server) call(c *client, cmd *Command, args [][]byte) {
 	s.addCommandLocks(&ex.locks, cmd, args, c.db)
 	ex.readsAll = readsAll(cmd)
 	ex.locks.lock(s)
+	c.active.Store(ex.now)
+	if !s.hasRoom(&ex.locks, ex.now, func(f func(*Command, [][]byte, int)) { f(cmd, args, c.db) }) {
+		c.w.Error(errShardFull)
+		s.end(c, ex)
+		s.stats.reject(cmd)
+		return
+	}
 	x := &c.ctx
 	x.init(s, c, cmd, args, ex)
-	c.active.Store(ex.now)
 	failed := s.run(x)
 	s.end(c, ex)
 	// Command time for INFO commandstats is sampled (one call in
@@ -158,7 +235,7 @@ func readsAll(cmd *Command) bool {
 
 // run calls the handler and reports whether it answered an error. A panic
 // is recovered: the partial reply is replaced by an error, and what the
-// handler changed before it is still committed by the caller's finish, so
+// handler changed before it is still committed by the caller's end, so
 // the log never disagrees with memory. run neither locks nor commits.
 func (s *Server) run(x *Ctx) (failed bool) {
 	mark := x.w.Len()

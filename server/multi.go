@@ -171,9 +171,12 @@ func cmdExec(x *Ctx) {
 	ex := &execution{kind: execMulti, now: x.now}
 	s.execLockSet(&ex.locks, c, m.cmds)
 	ex.locks.lock(s)
-	if c.watchBroken(ex.now) {
+	switch {
+	case !s.hasRoom(&ex.locks, ex.now, func(f func(*Command, [][]byte, int)) { eachQueued(c.db, s.numDBs(), m.cmds, f) }):
+		x.w.Error("EXECABORT Transaction discarded because of: " + errShardFull)
+	case c.watchBroken(ex.now):
 		x.w.NullArray()
-	} else {
+	default:
 		x.w.Array(len(m.cmds))
 		for _, q := range m.cmds {
 			y := &Ctx{}
@@ -188,22 +191,32 @@ func cmdExec(x *Ctx) {
 	c.unwatchAll() // needs the shards released
 }
 
-// execLockSet computes the shards a transaction needs, following SELECTs
-// inside the block, plus the shards of the watched keys.
-func (s *Server) execLockSet(ls *lockSet, c *client, cmds []queued) {
-	db := c.db
+// eachQueued calls f for every queued command with the database it will
+// run against (following valid SELECTs), starting from db; ndb is the
+// number of databases.
+func eachQueued(db, ndb int, cmds []queued, f func(*Command, [][]byte, int)) {
 	for _, q := range cmds {
 		if q.cmd.Name == "select" {
-			if n, ok := shards.ParseCanonicalInt(q.args[1]); ok && n >= 0 && n < int64(len(s.dbs)) {
+			if n, ok := shards.ParseCanonicalInt(q.args[1]); ok && n >= 0 && n < int64(ndb) {
 				db = int(n)
 			}
 			continue
 		}
-		if q.cmd.Has(command.Keyspace) { // KEYS, FLUSHDB...: atomic with the rest
+		f(q.cmd, q.args, db)
+	}
+}
+
+// execLockSet computes the shards a transaction needs, following SELECTs
+// inside the block, plus the shards of the watched keys.
+func (s *Server) execLockSet(ls *lockSet, c *client, cmds []queued) {
+	eachQueued(c.db, len(s.dbs), cmds, func(cmd *Command, args [][]byte, db int) {
+		if cmd.Has(command.Keyspace) { // KEYS, FLUSHDB...: atomic with the rest
 			ls.all = true
-			return
 		}
-		s.addCommandLocks(ls, q.cmd, q.args, db)
+		s.addCommandLocks(ls, cmd, args, db)
+	})
+	if ls.all {
+		return
 	}
 	if c.watch != nil {
 		for wk := range c.watch.set {

@@ -153,7 +153,9 @@ func (s *Server) ApplyEffect(e persistence.Effect) error {
 			db.Remove(e.Key)
 			return nil
 		}
-		db.Put(e.Key, e.Entry) // TODO(capacity): PutChecked once shards has it
+		if err := db.PutChecked(e.Key, e.Entry); err != nil {
+			return fmt.Errorf("apply effect to database %d: %w", e.DB, err)
+		}
 	case persistence.OpFlushDB:
 		db.Flush()
 	case persistence.OpFlushAll:

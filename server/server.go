@@ -52,7 +52,8 @@ type Config struct {
 	// log when Persist.AppendOnly, else none.
 	Durability Durability
 
-	extraCommands []*Command // test-only rows appended to the table
+	extraCommands   []*Command // test-only rows appended to the table
+	maxKeysPerShard int        // test-only: lower shard capacity (0: the natural limit)
 }
 
 // DefaultConfig returns the settings used when nothing is configured.
@@ -160,7 +161,7 @@ func New(cfg Config) (*Server, error) {
 	s.maxClients.Store(int64(cfg.MaxClients))
 	s.dbs = make([]*shards.Map, cfg.Databases)
 	for i := range s.dbs {
-		s.dbs[i] = shards.New(cfg.Shards)
+		s.dbs[i] = shards.NewWithLimit(cfg.Shards, cfg.maxKeysPerShard)
 	}
 	s.table = newTable(
 		connectionCommands(), serverCommands(), transactionCommands(),
