@@ -5,8 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-
-	"github.com/turnstile/turnstile/shards"
 )
 
 // Limits bound what one client may send. Each is checked before memory is
@@ -322,7 +320,7 @@ func (rd *Reader) header(data []byte, what string) (n int64, end int, err error)
 		}
 		return 0, 0, nil
 	}
-	n, ok := shards.ParseCanonicalInt(data[1:cr])
+	n, ok := ParseInt(data[1:cr])
 	if !ok {
 		if what == "bulk" {
 			return 0, 0, &ProtocolError{"invalid bulk length"}

@@ -7,7 +7,7 @@ import (
 	"strings"
 
 	"github.com/turnstile/turnstile/command"
-	"github.com/turnstile/turnstile/shards"
+	"github.com/turnstile/turnstile/resp"
 )
 
 func connectionCommands() []*Command {
@@ -99,7 +99,7 @@ func cmdHello(x *Ctx) {
 	c := x.c
 	proto := 0
 	if len(x.args) >= 2 {
-		n, ok := shards.ParseCanonicalInt(x.args[1])
+		n, ok := resp.ParseInt(x.args[1])
 		if !ok {
 			x.w.Error("ERR Protocol version is not an integer or out of range")
 			return
@@ -168,7 +168,7 @@ func cmdHello(x *Ctx) {
 }
 
 func cmdSelect(x *Ctx) {
-	n, ok := shards.ParseCanonicalInt(x.args[1])
+	n, ok := resp.ParseInt(x.args[1])
 	if !ok {
 		x.w.Error(errNotInt)
 		return
@@ -289,7 +289,7 @@ func clientList(x *Ctx) {
 		case opt == "id" && len(args) >= 2:
 			ids = make(map[int64]bool)
 			for _, a := range args[1:] {
-				n, ok := shards.ParseCanonicalInt(a)
+				n, ok := resp.ParseInt(a)
 				if !ok || n <= 0 {
 					x.w.Error("ERR Invalid client ID")
 					return

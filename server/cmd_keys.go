@@ -6,6 +6,7 @@ import (
 	"math"
 
 	"github.com/turnstile/turnstile/command"
+	"github.com/turnstile/turnstile/resp"
 	"github.com/turnstile/turnstile/shards"
 )
 
@@ -167,7 +168,7 @@ func cmdCopy(x *Ctx) {
 			replace = true
 		case isKeyword(a, "db") && j+1 < len(x.args):
 			j++
-			n, ok := shards.ParseCanonicalInt(x.args[j])
+			n, ok := resp.ParseInt(x.args[j])
 			if !ok {
 				x.w.Error(errNotInt)
 				return
@@ -215,7 +216,7 @@ func copyLocks(args [][]byte, db, ndb int, add func(int, []byte)) {
 	dst := db
 	for j := 3; j+1 < len(args); j++ {
 		if isKeyword(args[j], "db") {
-			if n, ok := shards.ParseCanonicalInt(args[j+1]); ok && n >= 0 && n < int64(ndb) {
+			if n, ok := resp.ParseInt(args[j+1]); ok && n >= 0 && n < int64(ndb) {
 				dst = int(n)
 			}
 		}
@@ -266,7 +267,7 @@ func expireGeneric(x *Ctx, unit int64, abs bool) {
 		x.w.Error(errExpireGTLT)
 		return
 	}
-	n, ok := shards.ParseCanonicalInt(x.args[2])
+	n, ok := resp.ParseInt(x.args[2])
 	if !ok {
 		x.w.Error(errNotInt)
 		return

@@ -4,6 +4,7 @@ import (
 	"math"
 	"strconv"
 
+	"github.com/turnstile/turnstile/resp"
 	"github.com/turnstile/turnstile/shards"
 )
 
@@ -33,7 +34,7 @@ func cmdScan(x *Ctx) {
 		v := x.args[i+1]
 		switch {
 		case isKeyword(a, "count"):
-			n, ok := shards.ParseCanonicalInt(v)
+			n, ok := resp.ParseInt(v)
 			if !ok {
 				x.w.Error(errNotInt)
 				return

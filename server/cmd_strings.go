@@ -6,6 +6,7 @@ import (
 	"math/big"
 
 	"github.com/turnstile/turnstile/command"
+	"github.com/turnstile/turnstile/resp"
 	"github.com/turnstile/turnstile/shards"
 )
 
@@ -103,7 +104,7 @@ func replyGet(x *Ctx, key []byte) (e shards.Entry, found, ok bool) {
 // parseInt parses an integer argument as Redis's string2ll does, replying
 // the "not an integer" error when it is not one.
 func parseInt(x *Ctx, b []byte) (int64, bool) {
-	n, ok := shards.ParseCanonicalInt(b)
+	n, ok := resp.ParseInt(b)
 	if !ok {
 		x.w.Error(errNotInt)
 	}
@@ -431,7 +432,7 @@ func entryInt(e shards.Entry) (int64, bool) {
 	if e.Kind == shards.KindInt {
 		return e.Int, true
 	}
-	return shards.ParseCanonicalInt(e.Bytes())
+	return resp.ParseInt(e.Bytes())
 }
 
 // cmdIncrByFloat adds in long double precision (see incrfloat.go). The key

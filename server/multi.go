@@ -5,7 +5,7 @@ import (
 	"time"
 
 	"github.com/turnstile/turnstile/command"
-	"github.com/turnstile/turnstile/shards"
+	"github.com/turnstile/turnstile/resp"
 )
 
 // multiState is an open MULTI block.
@@ -197,7 +197,7 @@ func cmdExec(x *Ctx) {
 func eachQueued(db, ndb int, cmds []queued, f func(*Command, [][]byte, int)) {
 	for _, q := range cmds {
 		if q.cmd.Name == "select" {
-			if n, ok := shards.ParseCanonicalInt(q.args[1]); ok && n >= 0 && n < int64(ndb) {
+			if n, ok := resp.ParseInt(q.args[1]); ok && n >= 0 && n < int64(ndb) {
 				db = int(n)
 			}
 			continue

@@ -1,6 +1,10 @@
 package shards
 
-import "strconv"
+import (
+	"strconv"
+
+	"github.com/turnstile/turnstile/resp"
+)
 
 // Kind is the type of value an entry holds. Kinds are below 16: the table
 // keeps the kind in 4 bits of a slot.
@@ -31,7 +35,7 @@ func IntEntry(n int64, exp int64) Entry { return Entry{Kind: KindInt, Int: n, Ex
 // BytesEntry returns a string entry holding b, using the integer form when b
 // is the canonical decimal form of an int64. b is not copied (Put copies).
 func BytesEntry(b []byte, exp int64) Entry {
-	if n, ok := ParseCanonicalInt(b); ok {
+	if n, ok := resp.ParseInt(b); ok {
 		return Entry{Kind: KindInt, Int: n, Exp: exp}
 	}
 	return Entry{Kind: KindBytes, Str: b, Exp: exp}
@@ -70,53 +74,4 @@ func (e Entry) StrLen() int {
 // caller must not modify them: stored values are immutable.
 func (e Entry) Bytes() []byte {
 	return e.Str
-}
-
-// ParseCanonicalInt parses b when it is exactly the canonical decimal form of
-// an int64 (no sign other than a leading '-', no leading zeros, no "-0"),
-// which is when Redis stores a string with the int encoding and when INCR
-// accepts it.
-func ParseCanonicalInt(b []byte) (int64, bool) {
-	if len(b) == 0 || len(b) > 20 {
-		return 0, false
-	}
-	if len(b) == 1 && b[0] == '0' {
-		return 0, true
-	}
-	neg := false
-	i := 0
-	if b[0] == '-' {
-		neg = true
-		i = 1
-		if len(b) == 1 {
-			return 0, false
-		}
-	}
-	if b[i] < '1' || b[i] > '9' {
-		return 0, false
-	}
-	// u stays at most 2^63 (the magnitude of math.MinInt64), so checking it
-	// against 2^63/10 before multiplying keeps u*10+9 below 2^63+10: it
-	// never wraps around in uint64.
-	var u uint64
-	for ; i < len(b); i++ {
-		c := b[i]
-		if c < '0' || c > '9' {
-			return 0, false
-		}
-		if u > (1<<63)/10 {
-			return 0, false
-		}
-		u = u*10 + uint64(c-'0')
-		if u > 1<<63 {
-			return 0, false
-		}
-	}
-	if neg {
-		return int64(-u), true // -(1<<63) wraps to itself, which is correct
-	}
-	if u > 1<<63-1 {
-		return 0, false
-	}
-	return int64(u), true
 }
