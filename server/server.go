@@ -53,6 +53,11 @@ type Config struct {
 	Durability Durability
 
 	extraCommands []*Command // test-only rows appended to the table
+
+	// portableConnLoop (test-only) serves sockets with the portable loop,
+	// serveStream, instead of the raw socket loop, so that tests on Linux
+	// cover the loop other platforms use.
+	portableConnLoop bool
 }
 
 // DefaultConfig returns the settings used when nothing is configured.
