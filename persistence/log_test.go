@@ -494,7 +494,7 @@ func TestRewriteWhileAppending(t *testing.T) {
 						var e Effect
 						switch r := rng.IntN(100); {
 						case r < 70:
-							e = Effect{Op: OpSet, DB: g % 2, Key: key, Entry: shards.IntEntry(int64(g<<32|i), int64(i))}
+							e = Effect{Op: OpSet, DB: g % 2, Key: key, Entry: shards.IntEntry(int64(g)<<32|int64(i), int64(i))}
 						case r < 99:
 							e = Effect{Op: OpDel, DB: g % 2, Key: key}
 						default:

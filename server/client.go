@@ -5,7 +5,6 @@ import (
 	"errors"
 	"io"
 	"net"
-	"os"
 	"runtime"
 	"strconv"
 	"sync"
@@ -40,7 +39,7 @@ type client struct {
 	quit   bool        // close after writing the pending replies
 	killed atomic.Bool // set by kill (shared): the connection is to end
 
-	fd        int       // the socket, inside serveRaw's callback; else -1
+	fd        int       // the socket, inside serveRaw's callback (Linux); else -1
 	recheckAt time.Time // read deadline armed after a short read (serveRaw)
 	ctx       Ctx       // reused for every command, so a call does not allocate one
 	ex        execution // reused for every command outside MULTI
@@ -98,14 +97,15 @@ func (s *Server) serveConn(c *client) {
 		c.conn.Close()
 		s.removeClient(c)
 	}()
+	// The raw socket loop where the platform has one (conn_raw_linux.go),
+	// unless the config asks for the portable loop; else, and for
+	// connections without a descriptor, the portable loop.
+	var served bool
 	var err error
-	if sc, ok := c.conn.(syscall.Conn); ok {
-		if rc, rerr := sc.SyscallConn(); rerr == nil {
-			err = c.serveRaw(rc)
-		} else {
-			err = c.serveStream()
-		}
-	} else {
+	if !s.cfg.portableConnLoop {
+		served, err = c.serveRawConn()
+	}
+	if !served {
 		err = c.serveStream()
 	}
 	if err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, net.ErrClosed) && !c.killed.Load() {
@@ -113,9 +113,10 @@ func (s *Server) serveConn(c *client) {
 	}
 }
 
-// serveStream is the connection loop over net.Conn.Read, for connections
-// that have no file descriptor (net.Pipe in tests). It returns why the
-// connection ends (nil after QUIT or a protocol error).
+// serveStream is the portable connection loop, over net.Conn Read and
+// Write: for every connection on platforms without the raw socket loop, and
+// for connections that have no file descriptor (net.Pipe in tests). It
+// returns why the connection ends (nil after QUIT or a protocol error).
 func (c *client) serveStream() error {
 	for c.process() {
 		if c.killed.Load() {
@@ -124,128 +125,6 @@ func (c *client) serveStream() error {
 		if err := c.rd.Fill(c.conn); err != nil {
 			return err
 		}
-	}
-	return nil
-}
-
-// serveRaw is the connection loop for sockets. It saves the system call a
-// net.Conn.Read loop spends per request on a read that only returns EAGAIN:
-// a read that returned less than it asked for emptied the socket, so after
-// running the requests and writing the replies the loop waits for the
-// socket to become readable instead of reading again.
-//
-// The loop runs inside RawConn.Read, and that is what makes the wait safe
-// with Go's edge-triggered poller. RawConn.Read clears the descriptor's
-// readiness once, before its first call of the callback, and then
-// alternates: callback, wait for readiness, callback, ... Readiness that
-// arrives after the clearing is kept until the next wait consumes it. So
-// each wait must follow a read, made after the clearing, that emptied the
-// socket; a new RawConn.Read per request would clear readiness that data
-// arriving since the last read had set, and that data would sit unread. The
-// callback therefore always reads first (also after a spurious wake-up,
-// where the read returns EAGAIN and it waits again), waits only after a
-// short read or EAGAIN, and reads again at once after a read that filled
-// the free space (more may be queued).
-//
-// A short read proves that no data is queued, but not that nothing else is
-// pending: a FIN (or reset) that arrived with the last data is reported by
-// the next read, and its readiness was used up by the wake-up that read the
-// data. No further event comes, so after a short read the loop arms a read
-// deadline (idleRecheck ahead, renewed only when half of it is gone): when
-// it expires the loop leaves RawConn.Read and enters it again, which reads
-// before it waits. An idle connection thus makes one more read, and a peer's
-// close that came with its last request is seen within idleRecheck; the
-// next wait, after a read that returned EAGAIN, needs no deadline.
-//
-// While the callback runs, the connection holds the descriptor's read lock,
-// and net.Conn.Close would block until the loop returns; so the server ends
-// a connection with kill (a flag and an expired deadline), never by closing
-// it from another goroutine.
-func (c *client) serveRaw(rc syscall.RawConn) error {
-	var ioErr error
-	done := false
-	read := func(fd uintptr) bool {
-		c.fd = int(fd)
-		defer func() { c.fd = -1 }()
-		for {
-			if c.killed.Load() {
-				ioErr = net.ErrClosed
-				return true
-			}
-			b, err := c.rd.Space()
-			if err != nil {
-				ioErr = err
-				return true
-			}
-			n, err := rawRead(fd, b)
-			switch {
-			case err == syscall.EINTR:
-				continue
-			case err == syscall.EAGAIN:
-				return false // nothing queued: wait for readability
-			case err != nil:
-				ioErr = err
-				return true
-			case n == 0:
-				ioErr = io.EOF
-				return true
-			}
-			c.rd.Advance(n)
-			if !c.process() {
-				done = true
-				return true
-			}
-			if n < len(b) { // the socket was empty: wait, then read
-				if err := c.armRecheck(); err != nil {
-					ioErr = err
-					return true
-				}
-				return false
-			}
-		}
-	}
-	for {
-		err := rc.Read(read)
-		switch {
-		case ioErr != nil:
-			return ioErr
-		case done:
-			return nil
-		case errors.Is(err, os.ErrDeadlineExceeded) && !c.killed.Load():
-			// The recheck deadline: enter again, which reads first.
-			c.recheckAt = time.Time{}
-			if err := c.conn.SetReadDeadline(time.Time{}); err != nil {
-				return err
-			}
-			if c.killed.Load() { // kill's deadline may just have been cleared
-				return net.ErrClosed
-			}
-		case err == nil:
-			return nil
-		default:
-			return err
-		}
-	}
-}
-
-// idleRecheck is how long a connection waits for input after a short read
-// before it reads once more (see serveRaw).
-const idleRecheck = 200 * time.Millisecond
-
-// armRecheck makes sure a read deadline at most idleRecheck ahead is set.
-func (c *client) armRecheck() error {
-	now := time.Now()
-	if c.recheckAt.Sub(now) >= idleRecheck/2 {
-		return nil
-	}
-	c.recheckAt = now.Add(idleRecheck)
-	if err := c.conn.SetReadDeadline(c.recheckAt); err != nil {
-		return err
-	}
-	// kill sets its flag before its deadline: if this deadline replaced
-	// kill's, the flag is already visible here.
-	if c.killed.Load() {
-		return net.ErrClosed
 	}
 	return nil
 }
@@ -399,26 +278,6 @@ func (c *client) flush() bool {
 	}
 	c.w.Reset(4 * maxPendingReply) // do not keep a huge reply buffer around
 	return err == nil
-}
-
-// writeRaw writes b to the socket with raw system calls (see rawRead), and
-// leaves it to net.Conn.Write, which waits for room, when the socket's
-// buffer is full. Only inside serveRaw's callback, where c.fd is valid.
-func (c *client) writeRaw(b []byte) error {
-	for len(b) > 0 {
-		n, err := rawWrite(c.fd, b)
-		switch {
-		case err == syscall.EINTR:
-			continue
-		case err == syscall.EAGAIN:
-			_, err = c.conn.Write(b)
-			return err
-		case err != nil:
-			return err
-		}
-		b = b[n:]
-	}
-	return nil
 }
 
 // setProto switches the reply protocol (2 or 3).

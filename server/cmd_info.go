@@ -8,7 +8,7 @@ import (
 	"runtime/metrics"
 	"strconv"
 	"strings"
-	"syscall"
+	"time"
 )
 
 // infoSection is one "# Name" block of INFO.
@@ -225,15 +225,15 @@ func infoReplication(s *Server, b *strings.Builder, _ int64) {
 }
 
 func infoCPU(s *Server, b *strings.Builder, _ int64) {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+	sys, user, err := cpuTimes() // cpu_unix.go; 0 where unsupported
+	if err != nil {
 		return
 	}
-	tv := func(t syscall.Timeval) string {
-		return fmt.Sprintf("%d.%06d", t.Sec, t.Usec)
+	secs := func(d time.Duration) string {
+		return fmt.Sprintf("%d.%06d", d/time.Second, d%time.Second/time.Microsecond)
 	}
-	field(b, "used_cpu_sys", tv(ru.Stime))
-	field(b, "used_cpu_user", tv(ru.Utime))
+	field(b, "used_cpu_sys", secs(sys))
+	field(b, "used_cpu_user", secs(user))
 }
 
 func infoCommandStats(s *Server, b *strings.Builder, _ int64) {

@@ -249,7 +249,7 @@ func TestKeyCommands(t *testing.T) {
 			// Past year 2262 the ns expiry saturates (Redis would report
 			// 9223372036854775807 here).
 			kc("PEXPIREAT k 9223372036854775807", 1),
-			kc("PEXPIRETIME k", 9223372036854),
+			kc("PEXPIRETIME k", int64(9223372036854)),
 		}},
 		{"randomkey", []kstep{
 			kc("RANDOMKEY", nil),

@@ -6,18 +6,71 @@ import (
 	"io"
 	"math/rand/v2"
 	"net"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/turnstile/turnstile/command"
 	"github.com/turnstile/turnstile/resp"
 )
 
-// These tests exercise the socket loop (serveRaw): it waits for readability
-// after a short read instead of reading again, so every way input can be
-// split, delayed or cut off must still be read, and every way a connection
-// can end must still wake it.
+// These tests exercise the connection loops on sockets: the raw loop
+// (serveRaw, Linux) waits for readability after a short read instead of
+// reading again, so every way input can be split, delayed or cut off must
+// still be read, and every way a connection can end must still wake it. Each
+// test also runs against the portable loop (serveStream), which other
+// platforms use for sockets, as the subtests "raw" and "stream".
+
+// connLoops are the connection loops the socket tests run against.
+var connLoops = []struct {
+	name     string
+	portable bool // Config.portableConnLoop
+}{{"raw", false}, {"stream", true}}
+
+// eachConnLoop runs f once per connection loop, as a subtest; loop sets the
+// config to that loop. The raw loop is skipped where the platform has none.
+func eachConnLoop(t *testing.T, f func(t *testing.T, loop func(*Config))) {
+	t.Helper()
+	for _, l := range connLoops {
+		t.Run(l.name, func(t *testing.T) {
+			if !l.portable && !rawLoopSupported {
+				t.Skip("no raw socket loop on " + runtime.GOOS)
+			}
+			f(t, func(c *Config) { c.portableConnLoop = l.portable })
+		})
+	}
+}
+
+// Each loop serves the connections it is chosen for: while a command runs,
+// the client holds the socket's descriptor in the raw loop only (flush
+// writes with raw system calls then, with net.Conn.Write otherwise).
+func TestConnLoopSelection(t *testing.T) {
+	eachConnLoop(t, func(t *testing.T, loop func(*Config)) {
+		probe := &Command{Name: "test.rawfd", Arity: 1, Flags: command.Fast,
+			Handler: func(x *Ctx) { x.w.Int(int64(boolInt(x.c.fd >= 0))) }}
+		s, addr, _ := newTestServer(t, loop, func(c *Config) { c.extraCommands = []*Command{probe} })
+		want := ":0\r\n"
+		if !s.cfg.portableConnLoop {
+			want = ":1\r\n"
+		}
+		c := dialRaw(t, addr)
+		if got := c.do("TEST.RAWFD"); got != want {
+			t.Fatalf("descriptor held while a command runs: %q, want %q", got, want)
+		}
+		// A reply larger than maxPendingReply is flushed in the middle of a
+		// pipeline, by the loop's own write path.
+		big := strings.Repeat("z", 3*maxPendingReply)
+		c.send(encodeCommand("ECHO", big) + encodeCommand("TEST.RAWFD"))
+		if got := c.readReply(); got != fmt.Sprintf("$%d\r\n%s\r\n", len(big), big) {
+			t.Fatalf("ECHO of %d bytes: %d bytes back", len(big), len(got))
+		}
+		if got := c.readReply(); got != want {
+			t.Fatalf("after a large reply: %q, want %q", got, want)
+		}
+	})
+}
 
 // waitClients waits until the server has n connections.
 func waitClients(t *testing.T, s *Server, n int) {
@@ -34,7 +87,11 @@ func waitClients(t *testing.T, s *Server, n int) {
 // A request that arrives a few bytes at a time, with pauses long enough for
 // the connection to wait for input between the pieces, is parsed whole.
 func TestConnRequestInSmallPiecesWithPauses(t *testing.T) {
-	_, addr, _ := newTestServer(t)
+	eachConnLoop(t, testConnRequestInSmallPiecesWithPauses)
+}
+
+func testConnRequestInSmallPiecesWithPauses(t *testing.T, loop func(*Config)) {
+	_, addr, _ := newTestServer(t, loop)
 	c := dialRaw(t, addr)
 	req := encodeCommand("SET", "k", strings.Repeat("v", 40)) + encodeCommand("GET", "k") + "PING\r\n"
 	for i := 0; i < len(req); {
@@ -60,7 +117,11 @@ func TestConnRequestInSmallPiecesWithPauses(t *testing.T) {
 // while the replies are read concurrently, gets every reply in order. So
 // does one bulk argument that needs many reads.
 func TestConnPipelineLargerThanReadBuffer(t *testing.T) {
-	_, addr, _ := newTestServer(t)
+	eachConnLoop(t, testConnPipelineLargerThanReadBuffer)
+}
+
+func testConnPipelineLargerThanReadBuffer(t *testing.T, loop func(*Config)) {
+	_, addr, _ := newTestServer(t, loop)
 	c := dialRaw(t, addr)
 	const n = 20000
 	var b strings.Builder
@@ -106,7 +167,11 @@ func TestConnPipelineLargerThanReadBuffer(t *testing.T) {
 // in pieces of random size at random moments, never leave input unread: a
 // lost wake-up would stall a client until the test times out.
 func TestConnAsyncPipeliningNeverStalls(t *testing.T) {
-	_, addr, _ := newTestServer(t)
+	eachConnLoop(t, testConnAsyncPipeliningNeverStalls)
+}
+
+func testConnAsyncPipeliningNeverStalls(t *testing.T, loop func(*Config)) {
+	_, addr, _ := newTestServer(t, loop)
 	const clients, reqs = 8, 3000
 	var wg sync.WaitGroup
 	errs := make(chan error, 2*clients)
@@ -161,8 +226,10 @@ func TestConnAsyncPipeliningNeverStalls(t *testing.T) {
 
 // A client that closes in the middle of a request, with the connection
 // waiting for the rest, is removed; the server keeps serving others.
-func TestConnClientClosesMidCommand(t *testing.T) {
-	s, addr, _ := newTestServer(t)
+func TestConnClientClosesMidCommand(t *testing.T) { eachConnLoop(t, testConnClientClosesMidCommand) }
+
+func testConnClientClosesMidCommand(t *testing.T, loop func(*Config)) {
+	s, addr, _ := newTestServer(t, loop)
 	other := dialRaw(t, addr)
 	if got := other.do("PING"); got != "+PONG\r\n" {
 		t.Fatal(got)
@@ -193,11 +260,11 @@ func TestConnClientClosesMidCommand(t *testing.T) {
 		if got := h.readReply(); got != "$3\r\nbye\r\n" {
 			t.Fatal(got)
 		}
-		h.c.SetReadDeadline(time.Now().Add(2 * idleRecheck))
+		h.c.SetReadDeadline(time.Now().Add(peerCloseBound))
 		if b, err := h.br.ReadByte(); err == nil {
 			t.Fatalf("got byte %q after the replies", b)
 		} else if ne, ok := err.(net.Error); ok && ne.Timeout() {
-			t.Fatalf("half-closed connection %d still open after %v", i, 2*idleRecheck)
+			t.Fatalf("half-closed connection %d still open after %v", i, peerCloseBound)
 		}
 		h.c.Close()
 	}
@@ -208,7 +275,11 @@ func TestConnClientClosesMidCommand(t *testing.T) {
 // the rest of a request, and one whose reply write is blocked because the
 // client does not read; it does not wait for any of them to send anything.
 func TestConnCloseEndsWaitingConnections(t *testing.T) {
-	s, addr, done := startServer(t, func(*Config) {})
+	eachConnLoop(t, testConnCloseEndsWaitingConnections)
+}
+
+func testConnCloseEndsWaitingConnections(t *testing.T, loop func(*Config)) {
+	s, addr, done := startServer(t, loop)
 	<-s.Ready()
 	var idle []*rawConn
 	for i := 0; i < 5; i++ {
@@ -262,8 +333,10 @@ func TestConnCloseEndsWaitingConnections(t *testing.T) {
 
 // SHUTDOWN from one client ends the server while other clients sit idle in
 // the wait for input.
-func TestConnShutdownWithIdleClients(t *testing.T) {
-	s, addr, done := startServer(t, func(*Config) {})
+func TestConnShutdownWithIdleClients(t *testing.T) { eachConnLoop(t, testConnShutdownWithIdleClients) }
+
+func testConnShutdownWithIdleClients(t *testing.T, loop func(*Config)) {
+	s, addr, done := startServer(t, loop)
 	<-s.Ready()
 	for i := 0; i < 3; i++ {
 		c := dialRaw(t, addr)
@@ -279,7 +352,11 @@ func TestConnShutdownWithIdleClients(t *testing.T) {
 // the server's write finds the socket full and must wait for room, then
 // finish the reply, byte for byte.
 func TestConnLargeRepliesToSlowReader(t *testing.T) {
-	_, addr, _ := newTestServer(t)
+	eachConnLoop(t, testConnLargeRepliesToSlowReader)
+}
+
+func testConnLargeRepliesToSlowReader(t *testing.T, loop func(*Config)) {
+	_, addr, _ := newTestServer(t, loop)
 	c := dialRaw(t, addr)
 	val := strings.Repeat("abcdefghij", 200_000) // 2 MB
 	if got := c.do("SET", "big", val); got != "+OK\r\n" {

@@ -54,6 +54,11 @@ type Config struct {
 
 	extraCommands   []*Command // test-only rows appended to the table
 	maxKeysPerShard int        // test-only: lower shard capacity (0: the natural limit)
+
+	// portableConnLoop (test-only) serves sockets with the portable loop,
+	// serveStream, instead of the raw socket loop, so that tests on Linux
+	// cover the loop other platforms use.
+	portableConnLoop bool
 }
 
 // DefaultConfig returns the settings used when nothing is configured.

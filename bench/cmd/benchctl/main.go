@@ -103,7 +103,7 @@ func ready(addr string, since int64, pid int, key string, deadline time.Time) er
 		if time.Now().After(deadline) {
 			return errors.New("timed out waiting for the server to load")
 		}
-		if pid > 0 && syscall.Kill(pid, 0) != nil {
+		if pid > 0 && processGone(pid) {
 			return fmt.Errorf("server process %d exited while loading", pid)
 		}
 		if c == nil {

@@ -31,7 +31,7 @@ func main() {
 	n := flag.Int("n", 1000000, "number of distinct keys")
 	ttl := flag.Int("ttl", 3600, "seconds until each key expires (the limiter's period)")
 	flag.Parse()
-	if *n < 0 || *n > 1e12 || *ttl < 1 || *ttl > 1e9 || flag.NArg() > 0 {
+	if *n < 0 || int64(*n) > 1e12 || *ttl < 1 || *ttl > 1e9 || flag.NArg() > 0 {
 		flag.Usage()
 		os.Exit(2)
 	}
