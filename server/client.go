@@ -63,10 +63,33 @@ type client struct {
 	proto   atomic.Int32 // 2 or 3
 	lastCmd atomic.Pointer[Command]
 	sockFD  int          // the socket's descriptor (-1: none), for CLIENT LIST
-	active  atomic.Int64 // server time of the last command (CLIENT LIST idle)
+	active  atomic.Int64 // server time of the last command (CLIENT LIST idle), to the millisecond
 	qbuf    atomic.Int64 // unprocessed input bytes after the last batch
 	rbs     atomic.Int64 // size of the input buffer
 	queued  atomic.Int32 // commands queued in MULTI; -1 outside MULTI
+
+	// What this goroutine last stored in the shared fields above: an atomic
+	// store costs a locked instruction, so it is made only on a change.
+	seen struct {
+		active, qbuf, rbs int64
+		cmd               *Command
+	}
+}
+
+// touch records that the client ran a command at now (CLIENT LIST idle).
+func (c *client) touch(now int64) {
+	if now-c.seen.active >= 1e6 {
+		c.seen.active = now
+		c.active.Store(now)
+	}
+}
+
+// setLastCmd records the last command looked up (CLIENT LIST cmd).
+func (c *client) setLastCmd(cmd *Command) {
+	if cmd != c.seen.cmd {
+		c.seen.cmd = cmd
+		c.lastCmd.Store(cmd)
+	}
 }
 
 func newClient(s *Server, nc net.Conn) *client {
@@ -160,8 +183,14 @@ func (c *client) process() bool {
 			}
 		}
 	}
-	c.qbuf.Store(int64(c.rd.Buffered()))
-	c.rbs.Store(int64(c.rd.Size()))
+	if q := int64(c.rd.Buffered()); q != c.seen.qbuf {
+		c.seen.qbuf = q
+		c.qbuf.Store(q)
+	}
+	if r := int64(c.rd.Size()); r != c.seen.rbs {
+		c.seen.rbs = r
+		c.rbs.Store(r)
+	}
 	return c.syncLog() && c.flush() && !c.quit
 }
 

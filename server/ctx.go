@@ -20,10 +20,11 @@ type Ctx struct {
 	now  int64 // the execution's now: one per command, per EXEC, per script
 	w    *resp.Writer
 	ex   *execution
+	ks   *shards.Map // the selected database; only this file's methods use it
 }
 
 func (x *Ctx) init(s *Server, c *client, cmd *Command, args [][]byte, ex *execution) {
-	*x = Ctx{s: s, c: c, cmd: cmd, args: args, now: ex.now, w: &c.w, ex: ex}
+	*x = Ctx{s: s, c: c, cmd: cmd, args: args, now: ex.now, w: &c.w, ex: ex, ks: s.dbs[c.db]}
 }
 
 // keyspace returns database db after checking, in lockcheck builds, that
@@ -37,7 +38,12 @@ func (x *Ctx) keyspace(db int, key []byte) *shards.Map {
 }
 
 // get returns the live entry of key in the selected database.
-func (x *Ctx) get(key []byte) (shards.Entry, bool) { return x.getDB(x.c.db, key) }
+func (x *Ctx) get(key []byte) (shards.Entry, bool) {
+	if lockCheck {
+		x.checkHeld(x.c.db, x.ks.ShardOf(key))
+	}
+	return x.ks.Get(key, x.now)
+}
 
 // getDB returns the live entry of key in database db.
 func (x *Ctx) getDB(db int, key []byte) (shards.Entry, bool) {
@@ -47,7 +53,10 @@ func (x *Ctx) getDB(db int, key []byte) (shards.Entry, bool) {
 // lookup is get plus a Ref through which set writes the key without a
 // second probe.
 func (x *Ctx) lookup(key []byte) (shards.Entry, shards.Ref, bool) {
-	return x.keyspace(x.c.db, key).Lookup(key, x.now)
+	if lockCheck {
+		x.checkHeld(x.c.db, x.ks.ShardOf(key))
+	}
+	return x.ks.Lookup(key, x.now)
 }
 
 // put stores e under key in the selected database.
@@ -61,7 +70,10 @@ func (x *Ctx) putDB(db int, key []byte, e shards.Entry) {
 
 // set stores e at a key found by lookup (saving a second probe).
 func (x *Ctx) set(r shards.Ref, key []byte, e shards.Entry) {
-	x.keyspace(x.c.db, key).Set(r, e)
+	if lockCheck {
+		x.checkHeld(x.c.db, x.ks.ShardOf(key))
+	}
+	x.ks.Set(r, e)
 	x.record(persistence.Effect{Op: persistence.OpSet, DB: x.c.db, Key: key, Entry: e})
 }
 

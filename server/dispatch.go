@@ -64,8 +64,10 @@ func (s *Server) handle(c *client, args [][]byte) {
 	case !cmd.CheckArity(len(args)):
 		errText = arityError(cmd.Name)
 	default:
-		cmd, errText = resolveSubcommand(cmd, args)
-		c.lastCmd.Store(cmd) // as Redis: the last command looked up, even if queued or refused
+		if len(cmd.Subs) > 0 {
+			cmd, errText = resolveSubcommand(cmd, args)
+		}
+		c.setLastCmd(cmd) // as Redis: the last command looked up, even if queued or refused
 		switch {
 		case errText != "":
 		case !c.authed && !cmd.Has(command.NoAuth):
@@ -95,7 +97,7 @@ func (s *Server) handle(c *client, args [][]byte) {
 	if c.multi != nil && !cmd.Has(command.NoQueue) {
 		c.multi.queue(cmd, args)
 		c.queued.Store(int32(len(c.multi.cmds)))
-		c.active.Store(s.clock.Now())
+		c.touch(s.clock.Now())
 		c.w.Status("QUEUED")
 		return
 	}

@@ -102,13 +102,7 @@ func (s *Server) hasRoom(l *lockSet, now int64, visit func(func(cmd *Command, ar
 	if l.grow == 0 {
 		return true
 	}
-	short := false
-	l.each(s, func(db, shard int) {
-		if s.dbs[db].Room(shard) < l.grow {
-			short = true
-		}
-	})
-	if !short {
+	if l.roomForAll(s) {
 		return true
 	}
 	type dbKey struct {
@@ -167,7 +161,52 @@ func (l *lockSet) lock(s *Server) {
 }
 
 func (l *lockSet) unlock(s *Server) {
-	l.each(s, func(db, shard int) { s.dbs[db].Unlock(shard) })
+	if l.all {
+		l.each(s, func(db, shard int) { s.dbs[db].Unlock(shard) })
+		return
+	}
+	for _, it := range l.items {
+		s.dbs[it.db].Unlock(it.shard)
+	}
+}
+
+// roomForAll reports whether every held shard has room for l.grow keys.
+func (l *lockSet) roomForAll(s *Server) bool {
+	if l.all {
+		ok := true
+		l.each(s, func(db, shard int) { ok = ok && s.dbs[db].Room(shard) >= l.grow })
+		return ok
+	}
+	for _, it := range l.items {
+		if s.dbs[it.db].Room(it.shard) < l.grow {
+			return false
+		}
+	}
+	return true
+}
+
+// stamp raises the durability mark of every held shard to pos.
+func (l *lockSet) stamp(s *Server, pos int64) {
+	if l.all {
+		l.each(s, func(db, shard int) { s.dbs[db].SetMark(shard, pos) })
+		return
+	}
+	for _, it := range l.items {
+		s.dbs[it.db].SetMark(it.shard, pos)
+	}
+}
+
+// mark returns the highest durability mark among the held shards.
+func (l *lockSet) mark(s *Server) int64 {
+	var m int64
+	if l.all {
+		l.each(s, func(db, shard int) { m = max(m, s.dbs[db].Mark(shard)) })
+		return m
+	}
+	for _, it := range l.items {
+		m = max(m, s.dbs[it.db].Mark(it.shard))
+	}
+	return m
 }
 
 // each calls fn for every held (database, shard).
@@ -206,8 +245,8 @@ func (s *Server) call(c *client, cmd *Command, args [][]byte) {
 	s.addCommandLocks(&ex.locks, cmd, args, c.db)
 	ex.readsAll = readsAll(cmd)
 	ex.locks.lock(s)
-	c.active.Store(ex.now)
-	if !s.hasRoom(&ex.locks, ex.now, func(f func(*Command, [][]byte, int)) { f(cmd, args, c.db) }) {
+	c.touch(ex.now)
+	if ex.locks.grow > 0 && !s.hasRoom(&ex.locks, ex.now, func(f func(*Command, [][]byte, int)) { f(cmd, args, c.db) }) {
 		c.w.Error(errShardFull)
 		s.end(c, ex)
 		s.stats.reject(cmd)
@@ -262,9 +301,9 @@ func (s *Server) end(c *client, ex *execution) {
 			pos := d.Append(ex.effects)
 			clear(ex.effects) // drop references to request buffers
 			ex.effects = ex.effects[:0]
-			ex.locks.each(s, func(db, shard int) { s.dbs[db].SetMark(shard, pos) })
+			ex.locks.stamp(s, pos)
 		}
-		ex.locks.each(s, func(db, shard int) { c.waitFor(s.dbs[db].Mark(shard)) })
+		c.waitFor(ex.locks.mark(s))
 		if ex.readsAll {
 			c.waitFor(d.Tail())
 		}
