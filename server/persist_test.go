@@ -2,6 +2,7 @@ package server
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/turnstile/turnstile/clock"
 	"github.com/turnstile/turnstile/persistence"
+	"github.com/turnstile/turnstile/shards"
 )
 
 // restartable runs servers one after the other on the same data directory
@@ -251,4 +253,52 @@ func TestAppendOnlyStartsFromSnapshot(t *testing.T) {
 	r.restart()
 	r.expect("$1\r\nv\r\n", "GET", "k")
 	r.expect("$2\r\nv2\r\n", "GET", "k2")
+}
+
+// TestLoadDropsExpiredKeys: replay applies effects as written (no clock),
+// then one pass drops the keys that expired while the server was down, so
+// DBSIZE after a restart counts live keys only, from the log and from a
+// snapshot.
+func TestLoadDropsExpiredKeys(t *testing.T) {
+	for _, aof := range []bool{true, false} {
+		t.Run(fmt.Sprintf("appendonly=%v", aof), func(t *testing.T) {
+			r := newRestartable(t, func(c *Config) {
+				c.Persist.AppendOnly = aof
+				c.Persist.Save = []SaveRule{{Seconds: 3600, Changes: 1}} // a snapshot at shutdown
+			})
+			r.expect("+OK\r\n", "SET", "short", "x", "PX", "1000")
+			r.expect("+OK\r\n", "SET", "long", "x", "PX", "60000")
+			r.expect("+OK\r\n", "SET", "forever", "x")
+			r.rc.do("CL.THROTTLE", "rl", "0", "1", "1") // full again after 1 s
+			r.clk.Advance(2 * time.Second)
+			r.restart()
+			r.expect(":2\r\n", "DBSIZE")
+			r.expect(":0\r\n", "EXISTS", "short", "rl")
+		})
+	}
+}
+
+// TestApplyEffectReadsNoClock: ApplyEffect stores an entry exactly as
+// logged, even one whose expiry has passed (a replica or a replay must not
+// decide expiry with its own clock); dropExpired is the separate pass.
+func TestApplyEffectReadsNoClock(t *testing.T) {
+	cfg := DefaultConfig()
+	cfg.Clock = clock.NewManual(testEpoch)
+	s, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	past := shards.BytesEntry([]byte("v"), testEpoch-1)
+	if err := s.ApplyEffect(persistence.Effect{Op: persistence.OpSet, DB: 2, Key: []byte("k"), Entry: past}); err != nil {
+		t.Fatal(err)
+	}
+	if n := s.dbs[2].Len(); n != 1 {
+		t.Fatalf("after applying an expired entry Len = %d, want 1 (stored as logged)", n)
+	}
+	if n := s.dropExpired(testEpoch); n != 1 || s.dbs[2].Len() != 0 {
+		t.Fatalf("dropExpired removed %d, Len now %d", n, s.dbs[2].Len())
+	}
+	if err := s.ApplyEffect(persistence.Effect{Op: persistence.OpSet, DB: 99}); err == nil {
+		t.Fatal("an effect for a database that does not exist was applied")
+	}
 }
