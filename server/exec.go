@@ -28,9 +28,10 @@ type execution struct {
 	now     int64
 	locks   lockSet
 	effects []persistence.Effect // recorded by Ctx's keyspace methods, committed by end
-	// readsAll is set by a command that read shards without holding them
-	// to the end (KEYS, SCAN, DBSIZE, ...): its reply waits for everything
-	// appended so far, not only for the marks of the shards it holds.
+	// readsAll is set by Ctx's keyspace-wide reads (KEYS, SCAN, DBSIZE,
+	// RANDOMKEY), which visit shards without holding them to the end: the
+	// reply waits for everything appended so far, not only for the marks
+	// of the shards the unit holds.
 	readsAll bool
 	lockBuf  [8]lockItem // backing store of locks.items for small units
 }
@@ -243,7 +244,6 @@ func (s *Server) call(c *client, cmd *Command, args [][]byte) {
 	ex := &c.ex
 	ex.reset(execCommand, s.clock.Now())
 	s.addCommandLocks(&ex.locks, cmd, args, c.db)
-	ex.readsAll = readsAll(cmd)
 	ex.locks.lock(s)
 	c.touch(ex.now)
 	if ex.locks.grow > 0 && !s.hasRoom(&ex.locks, ex.now, func(f func(*Command, [][]byte, int)) { f(cmd, args, c.db) }) {
@@ -264,12 +264,6 @@ func (s *Server) call(c *client, cmd *Command, args [][]byte) {
 		usec = (s.clock.Now() - ex.now) / 1000 * timingSample
 	}
 	s.stats.record(cmd, usec, failed)
-}
-
-// readsAll reports whether cmd reads the keyspace beyond the shards it
-// locks: keyspace-wide reads, which visit one shard at a time.
-func readsAll(cmd *Command) bool {
-	return cmd.Has(command.Keyspace) || (cmd.Has(command.Readonly) && cmd.FirstKey == 0)
 }
 
 // run calls the handler and reports whether it answered an error. A panic

@@ -181,7 +181,6 @@ func cmdExec(x *Ctx) {
 		for _, q := range m.cmds {
 			y := &Ctx{}
 			y.init(s, c, q.cmd, q.args, ex)
-			ex.readsAll = ex.readsAll || readsAll(q.cmd)
 			start := time.Now() // for INFO commandstats only: the commands see ex.now
 			failed := s.run(y)
 			s.stats.record(q.cmd, time.Since(start).Microseconds(), failed)
