@@ -1,9 +1,6 @@
 package server
 
 import (
-	"io"
-	"log/slog"
-	"net"
 	"strconv"
 	"testing"
 
@@ -18,32 +15,15 @@ import (
 func TestThrottlePathAllocs(t *testing.T) {
 	for _, aof := range []bool{false, true} {
 		t.Run("aof="+strconv.FormatBool(aof), func(t *testing.T) {
-			cfg := DefaultConfig()
-			cfg.Clock = clock.NewManual(testEpoch)
-			cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
-			cfg.Shards = 16
-			if aof {
-				cfg.Persist.AppendOnly = true
-				cfg.Persist.AppendFsync = persistence.FsyncNo
-				cfg.Persist.Dir = t.TempDir()
-			}
-			s, err := New(cfg)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := s.openLog(); err != nil {
-				t.Fatal(err)
-			}
-			if err := s.loadData(); err != nil {
-				t.Fatal(err)
-			}
-			if s.persist.log != nil {
-				defer s.persist.log.Close()
-			}
-			c1, c2 := net.Pipe()
-			defer c1.Close()
-			defer c2.Close()
-			c := newClient(s, c1)
+			s, c := newPathClient(t, func(cfg *Config) {
+				cfg.Clock = clock.NewManual(testEpoch)
+				cfg.Shards = 16
+				if aof {
+					cfg.Persist.AppendOnly = true
+					cfg.Persist.AppendFsync = persistence.FsyncNo
+					cfg.Persist.Dir = t.TempDir()
+				}
+			})
 			const nkeys = 64
 			reqs := make([][]byte, nkeys)
 			for i := range reqs {

@@ -53,6 +53,21 @@ func (f *gateFile) Sync() error {
 	return f.File.Sync()
 }
 
+// newGatedServer starts a server with appendonly yes, appendfsync always
+// and a gateFS. The gate is opened when the test ends, before the server's
+// cleanup, which would otherwise wait for a held fsync.
+func newGatedServer(t *testing.T) (*Server, string, *gateFS) {
+	gate := newGateFS()
+	s, addr, _ := newTestServer(t, func(c *Config) {
+		c.Persist.AppendOnly = true
+		c.Persist.AppendFsync = persistence.FsyncAlways
+		c.Persist.Dir = t.TempDir()
+		c.Persist.FS = gate
+	})
+	t.Cleanup(gate.open)
+	return s, addr, gate
+}
+
 // replyWithin reads one reply, or returns "" if none arrives within d.
 func (r *rawConn) replyWithin(d time.Duration) string {
 	r.t.Helper()
@@ -71,14 +86,7 @@ func (r *rawConn) replyWithin(d time.Duration) string {
 // SET did not touch is answered at once. (Before the read watermark, B was
 // answered "v1" while A's write could still be lost.)
 func TestReadWaitsForDurability(t *testing.T) {
-	gate := newGateFS()
-	s, addr, _ := newTestServer(t, func(c *Config) {
-		c.Persist.AppendOnly = true
-		c.Persist.AppendFsync = persistence.FsyncAlways
-		c.Persist.Dir = t.TempDir()
-		c.Persist.FS = gate
-	})
-	t.Cleanup(gate.open) // runs before the server's cleanup, which would wait for the fsync
+	s, addr, gate := newGatedServer(t)
 	a, b := dialRaw(t, addr), dialRaw(t, addr)
 	other := "other"
 	for i := 0; s.dbs[0].ShardOf([]byte(other)) == s.dbs[0].ShardOf([]byte("k")); i++ {
@@ -116,14 +124,7 @@ func TestReadWaitsForDurability(t *testing.T) {
 func TestKeyspaceReadWaitsForDurability(t *testing.T) {
 	for _, read := range [][]string{{"DBSIZE"}, {"KEYS", "*"}, {"SCAN", "0"}} {
 		t.Run(read[0], func(t *testing.T) {
-			gate := newGateFS()
-			_, addr, _ := newTestServer(t, func(c *Config) {
-				c.Persist.AppendOnly = true
-				c.Persist.AppendFsync = persistence.FsyncAlways
-				c.Persist.Dir = t.TempDir()
-				c.Persist.FS = gate
-			})
-			t.Cleanup(gate.open)
+			_, addr, gate := newGatedServer(t)
 			a, b := dialRaw(t, addr), dialRaw(t, addr)
 			gate.armed.Store(true)
 			a.send(encodeCommand("SET", "k", "v1"))

@@ -10,18 +10,31 @@ import (
 	"github.com/turnstile/turnstile/clock"
 )
 
-// newBenchClient returns a server and a client whose connection is never
-// used: requests are fed straight into its reader.
-func newBenchClient(b *testing.B) (*Server, *client) {
+// newPathClient returns a server (loaded, not serving) and a client whose
+// connection is never used: requests are fed straight into its reader
+// (feed). mod may adjust the config; with appendonly the log is opened.
+func newPathClient(tb testing.TB, mod ...func(*Config)) (*Server, *client) {
 	cfg := DefaultConfig()
 	cfg.Clock = clock.NewMonotonic()
 	cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	for _, m := range mod {
+		m(&cfg)
+	}
 	s, err := New(cfg)
 	if err != nil {
-		b.Fatal(err)
+		tb.Fatal(err)
+	}
+	if err := s.openLog(); err != nil {
+		tb.Fatal(err)
+	}
+	if err := s.loadData(); err != nil {
+		tb.Fatal(err)
+	}
+	if s.persist.log != nil {
+		tb.Cleanup(func() { s.persist.log.Close() })
 	}
 	c1, c2 := net.Pipe()
-	b.Cleanup(func() { c1.Close(); c2.Close() })
+	tb.Cleanup(func() { c1.Close(); c2.Close() })
 	return s, newClient(s, c1)
 }
 
@@ -29,7 +42,7 @@ func newBenchClient(b *testing.B) (*Server, *client) {
 // CL.THROTTLE on existing keys: RESP parse, lookup, lock, GCRA decision,
 // store, reply. It must not allocate.
 func BenchmarkThrottlePath(b *testing.B) {
-	s, c := newBenchClient(b)
+	s, c := newPathClient(b)
 	const nkeys = 1024
 	reqs := make([][]byte, nkeys)
 	for i := range reqs {
@@ -44,20 +57,6 @@ func BenchmarkThrottlePath(b *testing.B) {
 	for i := 0; i < b.N; i++ {
 		run(reqs[i%nkeys])
 	}
-}
-
-// newFuzzClient is newBenchClient for fuzz targets.
-func newFuzzClient(f *testing.F) (*Server, *client) {
-	cfg := DefaultConfig()
-	cfg.Clock = clock.NewMonotonic()
-	cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
-	s, err := New(cfg)
-	if err != nil {
-		f.Fatal(err)
-	}
-	c1, c2 := net.Pipe()
-	f.Cleanup(func() { c1.Close(); c2.Close() })
-	return s, newClient(s, c1)
 }
 
 // feed runs one request through the client's reader, the dispatcher and

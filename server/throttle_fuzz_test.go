@@ -33,7 +33,7 @@ func FuzzThrottleArgs(f *testing.F) {
 	f.Add("k", "0", "1", "3600", "0", "123", uint8(5))
 	f.Add("\xfe", "-1", "x", "", "9223372036854775807", "abc", uint8(4))
 	f.Add("k", "9223372036854775807", "1", "1", "-9223372036854775808", "18446744073709551615", uint8(5))
-	srv, c := newFuzzClient(f)
+	srv, c := newPathClient(f)
 	f.Fuzz(func(t *testing.T, key, burst, count, period, qty, stored string, argc uint8) {
 		db := srv.dbs[0]
 		kb := []byte(key)
