@@ -66,7 +66,9 @@ func (s *Server) addCommandLocks(l *lockSet, cmd *Command, args [][]byte, db int
 	before := len(l.items)
 	if cmd.Locks != nil {
 		cmd.Locks(args, db, len(s.dbs), func(d int, key []byte) { l.add(d, s.dbs[d].ShardOf(key)) })
-	} else { // the hot path: no closure, no allocation
+	} else if k := cmd.FirstKey; k > 0 && k == cmd.LastKey && k < len(args) { // the hot path: one key
+		l.add(db, s.dbs[db].ShardOf(args[k]))
+	} else { // no closure, no allocation
 		var buf [8]int
 		for _, p := range cmd.KeyPositions(args, buf[:0]) {
 			l.add(db, s.dbs[db].ShardOf(args[p]))
@@ -100,12 +102,11 @@ func (s *Server) eachKey(cmd *Command, args [][]byte, db int, fn func(db int, ke
 // its argument for each command), so that updating existing keys, a
 // limiter's everyday work, goes on in a full shard.
 func (s *Server) hasRoom(l *lockSet, now int64, visit func(func(cmd *Command, args [][]byte, db int))) bool {
-	if l.grow == 0 {
-		return true
-	}
-	if l.roomForAll(s) {
-		return true
-	}
+	return l.grow == 0 || l.roomForAll(s) || s.roomForNew(l, now, visit)
+}
+
+// roomForNew is hasRoom's slow path: it counts the keys that would be new.
+func (s *Server) roomForNew(l *lockSet, now int64, visit func(func(cmd *Command, args [][]byte, db int))) bool {
 	type dbKey struct {
 		db  int
 		key string
@@ -174,9 +175,7 @@ func (l *lockSet) unlock(s *Server) {
 // roomForAll reports whether every held shard has room for l.grow keys.
 func (l *lockSet) roomForAll(s *Server) bool {
 	if l.all {
-		ok := true
-		l.each(s, func(db, shard int) { ok = ok && s.dbs[db].Room(shard) >= l.grow })
-		return ok
+		return l.roomEverywhere(s)
 	}
 	for _, it := range l.items {
 		if s.dbs[it.db].Room(it.shard) < l.grow {
@@ -184,6 +183,13 @@ func (l *lockSet) roomForAll(s *Server) bool {
 		}
 	}
 	return true
+}
+
+// roomEverywhere is roomForAll for a set that holds every shard.
+func (l *lockSet) roomEverywhere(s *Server) bool {
+	ok := true
+	l.each(s, func(db, shard int) { ok = ok && s.dbs[db].Room(shard) >= l.grow })
+	return ok
 }
 
 // stamp raises the durability mark of every held shard to pos.
