@@ -227,7 +227,9 @@ func roundLongDouble(m *big.Int, e10, e2 int64) (*big.Float, bool) {
 		if half.Cmp(den) <= 0 {
 			return nil, false
 		}
-		return new(big.Float).SetPrec(ldPrec).SetMantExp(big.NewFloat(0.5), ldTinyExp), true
+		// SetMantExp takes its operand's precision (53 bits for NewFloat): set
+		// the long double's after it.
+		return new(big.Float).SetMantExp(big.NewFloat(0.5), ldTinyExp).SetPrec(ldPrec), true
 	}
 	z := new(big.Float).SetPrec(uint(prec)).Quo(a, b)
 	if z.MantExp(nil) > ldMaxExp {
