@@ -20,9 +20,6 @@ type Writer struct {
 // else RESP2.
 func (w *Writer) SetRESP3(on bool) { w.resp3 = on }
 
-// RESP3 reports whether replies are written in RESP3.
-func (w *Writer) RESP3() bool { return w.resp3 }
-
 // Bytes returns the pending replies. They stay valid until the next call
 // that changes the Writer.
 func (w *Writer) Bytes() []byte { return w.b }
@@ -43,9 +40,6 @@ func (w *Writer) Reset(keep int) {
 	}
 	w.b = w.b[:0]
 }
-
-// Raw appends bytes that already are RESP (a cached reply).
-func (w *Writer) Raw(b []byte) { w.b = append(w.b, b...) }
 
 // OK appends +OK.
 func (w *Writer) OK() { w.b = append(w.b, "+OK\r\n"...) }

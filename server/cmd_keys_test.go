@@ -602,7 +602,7 @@ func TestLazyExpiry(t *testing.T) {
 }
 
 // TestKeyspaceCommandsInExec runs KEYS, SCAN and RANDOMKEY inside EXEC,
-// where every shard is already held (x.allLocked).
+// where every shard is already held (x.ex.locks.all).
 func TestKeyspaceCommandsInExec(t *testing.T) {
 	s, addr, _ := startKeysTestServer(t)
 	conn := dialKeys(t, addr)

@@ -28,7 +28,8 @@ func (x *Ctx) init(s *Server, c *client, cmd *Command, args [][]byte, ex *execut
 }
 
 // keyspace returns database db after checking, in lockcheck builds, that
-// the execution holds key's shard.
+// the execution holds key's shard. For the selected database, x.ks is the
+// same map, saved for the hot path.
 func (x *Ctx) keyspace(db int, key []byte) *shards.Map {
 	m := x.s.dbs[db]
 	if lockCheck {
@@ -37,12 +38,17 @@ func (x *Ctx) keyspace(db int, key []byte) *shards.Map {
 	return m
 }
 
-// get returns the live entry of key in the selected database.
-func (x *Ctx) get(key []byte) (shards.Entry, bool) {
+// selected is keyspace for the selected database, small enough to inline.
+func (x *Ctx) selected(key []byte) *shards.Map {
 	if lockCheck {
 		x.checkHeld(x.c.db, x.ks.ShardOf(key))
 	}
-	return x.ks.Get(key, x.now)
+	return x.ks
+}
+
+// get returns the live entry of key in the selected database.
+func (x *Ctx) get(key []byte) (shards.Entry, bool) {
+	return x.selected(key).Get(key, x.now)
 }
 
 // getDB returns the live entry of key in database db.
@@ -52,6 +58,8 @@ func (x *Ctx) getDB(db int, key []byte) (shards.Entry, bool) {
 
 // lookup is get plus a Ref through which set writes the key without a
 // second probe.
+// (Written out rather than through selected, so that it stays small
+// enough to inline: CL.THROTTLE's path.)
 func (x *Ctx) lookup(key []byte) (shards.Entry, shards.Ref, bool) {
 	if lockCheck {
 		x.checkHeld(x.c.db, x.ks.ShardOf(key))
@@ -70,16 +78,13 @@ func (x *Ctx) putDB(db int, key []byte, e shards.Entry) {
 
 // set stores e at a key found by lookup (saving a second probe).
 func (x *Ctx) set(r shards.Ref, key []byte, e shards.Entry) {
-	if lockCheck {
-		x.checkHeld(x.c.db, x.ks.ShardOf(key))
-	}
-	x.ks.Set(r, e)
+	x.selected(key).Set(r, e)
 	x.record(persistence.Effect{Op: persistence.OpSet, DB: x.c.db, Key: key, Entry: e})
 }
 
 // del removes key and reports whether a live key was removed.
 func (x *Ctx) del(key []byte) bool {
-	if !x.keyspace(x.c.db, key).Delete(key, x.now) {
+	if !x.selected(key).Delete(key, x.now) {
 		return false // nothing live was there: no effect to log
 	}
 	x.record(persistence.Effect{Op: persistence.OpDel, DB: x.c.db, Key: key})
@@ -89,7 +94,7 @@ func (x *Ctx) del(key []byte) bool {
 // watch registers the client's WATCH of key in the selected database and
 // returns the key's expiry (0: none, or no such key).
 func (x *Ctx) watch(key []byte, w *shards.Watch) int64 {
-	m := x.keyspace(x.c.db, key)
+	m := x.selected(key)
 	var exp int64
 	if e, ok := m.Get(key, x.now); ok {
 		exp = e.Exp

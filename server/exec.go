@@ -14,8 +14,7 @@ type execKind uint8
 
 const (
 	execCommand execKind = iota // one command outside MULTI
-	execMulti                   // the queued commands of one EXEC
-	execScript                  // one script (scripting issue)
+	execMulti                   // the queued commands of one EXEC (a script will be a third kind)
 )
 
 // execution is one atomic unit: a command, an EXEC, or (later) a script.
@@ -44,10 +43,13 @@ func (ex *execution) reset(kind execKind, now int64) {
 
 // lockSet is the sorted, de-duplicated set of (database, shard) pairs one
 // unit holds.
+//
+// A set that needs every shard (all) lists every shard in items once it is
+// locked, so the methods after lock need no case of their own for it.
 type lockSet struct {
 	items []lockItem
 	all   bool // every shard of every database
-	grow  int  // keys the unit may create (see hasRoom)
+	grow  int  // keys the unit may create (see roomForNew)
 }
 
 type lockItem struct{ db, shard int }
@@ -93,27 +95,20 @@ func (s *Server) eachKey(cmd *Command, args [][]byte, db int, fn func(db int, ke
 	}
 }
 
-// hasRoom reports whether the shards the unit holds can take the keys it
-// may create, so that a full shard (shards.Map.Room) answers an error
-// before anything changes instead of failing half-way. The common case
-// costs one comparison per shard: every shard has room for l.grow keys.
-// Otherwise it counts, per shard, the keys that do not exist yet among
-// those named by the unit's commands that may create keys (visit calls
-// its argument for each command), so that updating existing keys, a
-// limiter's everyday work, goes on in a full shard.
-func (s *Server) hasRoom(l *lockSet, now int64, visit func(func(cmd *Command, args [][]byte, db int))) bool {
-	return l.grow == 0 || l.roomForAll(s) || s.roomForNew(l, now, visit)
-}
-
-// roomForNew is hasRoom's slow path: it counts the keys that would be new.
-func (s *Server) roomForNew(l *lockSet, now int64, visit func(func(cmd *Command, args [][]byte, db int))) bool {
+// roomForNew is the check, made after locking, that a unit creating keys
+// (lockSet.grow > 0) fits in shards whose roomForAll failed: it counts, per
+// shard, the keys that do not exist yet among those that cmds, run from
+// database db, may create, so that updating existing keys, a limiter's
+// everyday work, goes on in a full shard. A unit that does not fit is
+// refused before anything changes, instead of failing half-way.
+func (s *Server) roomForNew(now int64, db int, cmds []queued) bool {
 	type dbKey struct {
 		db  int
 		key string
 	}
 	fresh := make(map[lockItem]int)
 	seen := make(map[dbKey]bool)
-	visit(func(cmd *Command, args [][]byte, db int) {
+	eachQueued(db, len(s.dbs), cmds, func(cmd *Command, args [][]byte, db int) {
 		if !cmd.Has(command.AddsKeys) {
 			return
 		}
@@ -134,20 +129,20 @@ func (s *Server) roomForNew(l *lockSet, now int64, visit func(func(cmd *Command,
 	return true
 }
 
-// errShardFull answers a command refused by hasRoom.
+// errShardFull answers a command refused for want of room.
 const errShardFull = "OOM command not allowed: a shard of the keyspace is full; restart with more shards (--shards)"
 
 // lock takes the set's locks in the one global order (database, then
 // shard index), which makes deadlock impossible.
 func (l *lockSet) lock(s *Server) {
 	switch {
-	case l.all:
-		for _, db := range s.dbs {
-			for i := 0; i < db.NumShards(); i++ {
-				db.Lock(i)
+	case l.all: // every shard, already in order
+		l.items = l.items[:0]
+		for d, db := range s.dbs {
+			for i := range db.NumShards() {
+				l.add(d, i)
 			}
 		}
-		return
 	case len(l.items) > 1:
 		slices.SortFunc(l.items, func(a, b lockItem) int {
 			if a.db != b.db {
@@ -163,20 +158,14 @@ func (l *lockSet) lock(s *Server) {
 }
 
 func (l *lockSet) unlock(s *Server) {
-	if l.all {
-		l.each(s, func(db, shard int) { s.dbs[db].Unlock(shard) })
-		return
-	}
 	for _, it := range l.items {
 		s.dbs[it.db].Unlock(it.shard)
 	}
 }
 
-// roomForAll reports whether every held shard has room for l.grow keys.
+// roomForAll reports whether every held shard has room for l.grow keys:
+// the check every unit that may create keys makes, one comparison a shard.
 func (l *lockSet) roomForAll(s *Server) bool {
-	if l.all {
-		return l.roomEverywhere(s)
-	}
 	for _, it := range l.items {
 		if s.dbs[it.db].Room(it.shard) < l.grow {
 			return false
@@ -185,19 +174,8 @@ func (l *lockSet) roomForAll(s *Server) bool {
 	return true
 }
 
-// roomEverywhere is roomForAll for a set that holds every shard.
-func (l *lockSet) roomEverywhere(s *Server) bool {
-	ok := true
-	l.each(s, func(db, shard int) { ok = ok && s.dbs[db].Room(shard) >= l.grow })
-	return ok
-}
-
 // stamp raises the durability mark of every held shard to pos.
 func (l *lockSet) stamp(s *Server, pos int64) {
-	if l.all {
-		l.each(s, func(db, shard int) { s.dbs[db].SetMark(shard, pos) })
-		return
-	}
 	for _, it := range l.items {
 		s.dbs[it.db].SetMark(it.shard, pos)
 	}
@@ -206,37 +184,15 @@ func (l *lockSet) stamp(s *Server, pos int64) {
 // mark returns the highest durability mark among the held shards.
 func (l *lockSet) mark(s *Server) int64 {
 	var m int64
-	if l.all {
-		l.each(s, func(db, shard int) { m = max(m, s.dbs[db].Mark(shard)) })
-		return m
-	}
 	for _, it := range l.items {
 		m = max(m, s.dbs[it.db].Mark(it.shard))
 	}
 	return m
 }
 
-// each calls fn for every held (database, shard).
-func (l *lockSet) each(s *Server, fn func(db, shard int)) {
-	if l.all {
-		for d, db := range s.dbs {
-			for i := 0; i < db.NumShards(); i++ {
-				fn(d, i)
-			}
-		}
-		return
-	}
-	for _, it := range l.items {
-		fn(it.db, it.shard)
-	}
-}
-
 // holds reports whether the set holds the shard (db, shard). Linear: used
 // by the lock check (lockcheck builds) only.
 func (l *lockSet) holds(db, shard int) bool {
-	if l.all {
-		return true
-	}
 	for _, it := range l.items {
 		if it.db == db && it.shard == shard {
 			return true
@@ -252,7 +208,7 @@ func (s *Server) call(c *client, cmd *Command, args [][]byte) {
 	s.addCommandLocks(&ex.locks, cmd, args, c.db)
 	ex.locks.lock(s)
 	c.touch(ex.now)
-	if ex.locks.grow > 0 && !s.hasRoom(&ex.locks, ex.now, func(f func(*Command, [][]byte, int)) { f(cmd, args, c.db) }) {
+	if ex.locks.grow > 0 && !ex.locks.roomForAll(s) && !s.roomForNew(ex.now, c.db, []queued{{cmd, args}}) {
 		c.w.Error(errShardFull)
 		s.end(c, ex)
 		s.stats.reject(cmd)

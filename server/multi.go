@@ -172,17 +172,17 @@ func cmdExec(x *Ctx) {
 	s.execLockSet(&ex.locks, c, m.cmds)
 	ex.locks.lock(s)
 	switch {
-	case !s.hasRoom(&ex.locks, ex.now, func(f func(*Command, [][]byte, int)) { eachQueued(c.db, s.numDBs(), m.cmds, f) }):
+	case ex.locks.grow > 0 && !ex.locks.roomForAll(s) && !s.roomForNew(ex.now, c.db, m.cmds):
 		x.w.Error("EXECABORT Transaction discarded because of: " + errShardFull)
 	case c.watchBroken(ex.now):
 		x.w.NullArray()
 	default:
 		x.w.Array(len(m.cmds))
+		var y Ctx
 		for _, q := range m.cmds {
-			y := &Ctx{}
 			y.init(s, c, q.cmd, q.args, ex)
 			start := time.Now() // for INFO commandstats only: the commands see ex.now
-			failed := s.run(y)
+			failed := s.run(&y)
 			s.stats.record(q.cmd, time.Since(start).Microseconds(), failed)
 		}
 	}

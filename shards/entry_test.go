@@ -8,10 +8,10 @@ import (
 	"github.com/turnstile/turnstile/resp"
 )
 
-// FuzzParseCanonicalInt checks resp.ParseInt against strconv: it accepts
+// FuzzIntEncoding checks resp.ParseInt against strconv: it accepts
 // exactly the strings that strconv.FormatInt produces, and BytesEntry keeps
 // every value's bytes.
-func FuzzParseCanonicalInt(f *testing.F) {
+func FuzzIntEncoding(f *testing.F) {
 	for _, s := range []string{
 		"0", "-0", "1", "-1", "007", "", "-", "+1", "9223372036854775807",
 		"9223372036854775808", "-9223372036854775808", "-9223372036854775809",

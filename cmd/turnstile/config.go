@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"os"
 	"runtime/debug"
-	"slices"
 	"strconv"
 	"strings"
 
@@ -52,17 +51,12 @@ func newFlagSet(cfg *server.Config, rt *runtimeConfig) *flag.FlagSet {
 	}
 	// The Go runtime knobs are flags (and config-file lines) of this
 	// binary only, not rows of the server's table: they tune the process,
-	// not the server, so CONFIG GET does not list them. Keep runtimeFlags
-	// in step.
+	// not the server, so CONFIG GET does not list them.
 	fs.IntVar(&rt.gcPercent, "gogc", rt.gcPercent, "Go GC target percentage (GOGC); the keyspace is pointer-free, so a low value costs little CPU")
 	fs.StringVar(&rt.cpuProfile, "cpuprofile", "", "write a CPU profile to this file until shutdown (performance work)")
 	fs.Int64Var(&rt.memLimit, "gomemlimit", rt.memLimit, "Go soft memory limit in bytes (GOMEMLIMIT); 0 = none")
 	return fs
 }
-
-// runtimeFlags are the Go runtime knobs: the flags besides --config that
-// are not rows of the server's configuration table.
-var runtimeFlags = []string{"gogc", "cpuprofile", "gomemlimit"}
 
 // paramFlag is a flag.Value over one configuration row: the row's parse
 // stores into cfg, its format prints the value (and the flag's default).
@@ -114,7 +108,7 @@ func (rt runtimeConfig) apply() {
 
 // loadConfigFile applies "name value" lines (redis.conf syntax: '#'
 // comments, quoted values) with the configuration row of that name (or its
-// flag name), else the runtime flag of that name.
+// flag name), else the Go runtime flag of that name.
 func loadConfigFile(path string, cfg *server.Config, fs *flag.FlagSet) error {
 	f, err := os.Open(path)
 	if err != nil {
@@ -137,7 +131,7 @@ func loadConfigFile(path string, cfg *server.Config, fs *flag.FlagSet) error {
 		}
 		if p := server.LookupConfigParam(name); p != nil {
 			err = p.Parse(cfg, value)
-		} else if slices.Contains(runtimeFlags, name) {
+		} else if name != "config" && fs.Lookup(name) != nil { // a Go runtime knob
 			err = fs.Set(name, value)
 		} else {
 			return fmt.Errorf("config file %s:%d: unknown directive %q", path, line, name)
