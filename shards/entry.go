@@ -17,7 +17,27 @@ const (
 	KindInt Kind = iota + 1
 	// KindBytes is any other string; Str holds its bytes.
 	KindBytes
+	// Collection kinds: Obj holds the value, an Object (package coll).
+	KindHash
+	KindList
+	KindSet
+	KindZSet
+	KindStream
 )
+
+// isObjectKind reports whether entries of kind k keep their value in Obj.
+func isObjectKind(k Kind) bool { return k >= KindHash }
+
+// Object is a collection value, kept in an Entry's Obj. The table stores
+// it by reference and never looks inside, except through these methods.
+type Object interface {
+	// CloneObject returns a deep copy sharing nothing that a later change
+	// to either copy could alter (copy on write after a snapshot).
+	CloneObject() any
+	// MemoryUsage returns the bytes the value holds, approximately; it
+	// must be cheap (INFO sums it over every key).
+	MemoryUsage() int
+}
 
 // Entry is one value in the keyspace, as Get returns it and Put takes it.
 // It is a decoded view: the table stores it in a compact form.
@@ -25,7 +45,7 @@ type Entry struct {
 	Exp  int64  // absolute expiry in Unix ns; 0 = no expiry
 	Int  int64  // value when Kind == KindInt
 	Str  []byte // value when Kind == KindBytes (read-only)
-	Obj  any    // value of other kinds (room for hash/list/zset later)
+	Obj  any    // value of the collection kinds: an Object
 	Kind Kind
 }
 
@@ -49,6 +69,16 @@ func (e Entry) TypeName() string {
 	switch e.Kind {
 	case KindInt, KindBytes:
 		return "string"
+	case KindHash:
+		return "hash"
+	case KindList:
+		return "list"
+	case KindSet:
+		return "set"
+	case KindZSet:
+		return "zset"
+	case KindStream:
+		return "stream"
 	}
 	return "none"
 }

@@ -46,7 +46,7 @@ type Map struct {
 // taking the lock finds it in the same cache line. frozen, touched only by
 // snapshots, comes last: with the padding after it, at least 64 bytes that
 // no command writes separate the fields a command uses from the next
-// shard's lock. (The struct is 280 bytes on 64-bit platforms.)
+// shard's lock. (The struct is 304 bytes on 64-bit platforms.)
 type shard struct {
 	mu   sync.Mutex
 	mark int64 // log position of the last effect on this shard (Mark)
@@ -161,6 +161,34 @@ func (m *Map) Lookup(key []byte, now int64) (Entry, Ref, bool) {
 	}
 	return e, r, true
 }
+
+// Find is Lookup without expiry: it returns the entry for key even if its
+// expiry has passed, and deletes nothing. Applying logged effects uses it,
+// because replay decides nothing by the clock. Requires key's shard locked.
+func (m *Map) Find(key []byte) (Entry, Ref, bool) {
+	s, tag := m.locate(key)
+	r := Ref{s: s, key: key, tag: tag, i: s.t.find(key, tag)}
+	if r.i < 0 {
+		return Entry{}, r, false
+	}
+	return s.t.entry(r.i), r, true
+}
+
+// Mutable returns the collection value (an Object) of the present key r
+// refers to, for the caller to change in place. If a snapshot may still
+// read the value, it is first replaced by a clone (copy on write), so a
+// snapshot never sees a later change. Mutable does not mark the key's
+// watchers: the caller calls Touched once it has changed the value.
+// Requires the shard locked and r from a Lookup or Find that found an
+// entry of a collection kind.
+func (m *Map) Mutable(r Ref) any {
+	r.s.beforeChangeLocked()
+	return r.s.t.mutableObj(r.i)
+}
+
+// Touched marks the watchers of the key r refers to dirty, after its
+// value was changed in place through Mutable. Requires the shard locked.
+func (m *Map) Touched(r Ref) { r.s.touchLocked(r.key) }
 
 // Get is Lookup without the Ref.
 func (m *Map) Get(key []byte, now int64) (Entry, bool) {

@@ -73,6 +73,7 @@ func (s *shard) freezeLocked() {
 		objs:  slices.Clone(t.objs),
 	}}
 	t.sharedArena = true
+	clear(t.mine) // the frozen copy shares every object now: copy on write
 	s.snapPending = false
 }
 

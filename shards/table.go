@@ -40,8 +40,13 @@ type table struct {
 	n       int // live slots
 	arena   []byte
 	garbage int   // arena bytes no slot refers to any more
-	objs    []any // values of kinds that are not flat (future hash/list/zset)
+	objs    []any // collection values (Object) and records kept outside the arena
 	freeObj []int64
+	// mine has bit i set when objs[i] is an Object that only this live
+	// table refers to, so it may be changed in place; a clear bit means a
+	// frozen snapshot copy may share it (or its owner is unknown) and
+	// mutable clones it first (copy on write).
+	mine []uint64
 	// sharedArena is set while a snapshot's frozen copy may read the arena:
 	// no record byte may then change in place.
 	sharedArena bool
@@ -205,12 +210,18 @@ func (t *table) putAt(i int, key []byte, tag uint32, e Entry) (oldExp int64, exi
 	if t.slots == nil {
 		t.init(minSlots)
 	}
+	keepObj := int64(-1)
 	if i >= 0 {
 		oldExp, existed = t.expAt(i), true
 		if t.updateInPlace(i, e) {
 			return oldExp, true
 		}
-		t.release(i)
+		if s := &t.slots[i]; isObjectKind(Kind(s.meta&kindMask)) && e.Kind == Kind(s.meta&kindMask) && t.objs[s.num] == e.Obj {
+			keepObj = s.num // same object, new expiry: keep it where it is
+			t.releaseRecord(i)
+		} else {
+			t.release(i)
+		}
 	} else {
 		if overLoad(t.n+1, len(t.slots)) {
 			t.grow()
@@ -221,7 +232,7 @@ func (t *table) putAt(i int, key []byte, tag uint32, e Entry) (oldExp int64, exi
 		}
 		t.n++
 	}
-	t.write(i, key, tag, e)
+	t.write(i, key, tag, e, keepObj)
 	if existed {
 		t.maybeCompact()
 	}
@@ -259,8 +270,10 @@ func expFlags(e Entry) uint32 {
 	return flagExp
 }
 
-// write fills slot i with a fresh record for key and e.
-func (t *table) write(i int, key []byte, tag uint32, e Entry) {
+// write fills slot i with a fresh record for key and e. keepObj, when not
+// -1, is the objs index that already holds e.Obj (an object kept across a
+// change of expiry), so the object keeps its index and its mine bit.
+func (t *table) write(i int, key []byte, tag uint32, e Entry, keepObj int64) {
 	flags := expFlags(e)
 	size := binary.MaxVarintLen64 + len(key) + 8
 	if e.Kind == KindBytes {
@@ -288,7 +301,11 @@ func (t *table) write(i int, key []byte, tag uint32, e Entry) {
 		r = append(r, e.Str...)
 		num = int64(len(e.Str))
 	default:
-		num = t.storeObj(e.Obj)
+		if keepObj >= 0 {
+			num = keepObj
+		} else {
+			num = t.storeObj(e.Obj)
+		}
 	}
 	off := uint32(start)
 	if own {
@@ -327,20 +344,58 @@ func (t *table) recordLen(i int) int {
 // release drops slot i's record: arena bytes become garbage, objects are
 // freed.
 func (t *table) release(i int) {
+	t.releaseRecord(i)
+	s := &t.slots[i]
+	if isObjectKind(Kind(s.meta & kindMask)) {
+		t.freeObjAt(s.num)
+	}
+}
+
+// releaseRecord drops slot i's record bytes, but not its object.
+func (t *table) releaseRecord(i int) {
 	s := &t.slots[i]
 	if s.meta&flagOwnRec != 0 {
 		t.freeObjAt(int64(s.off))
 	} else {
 		t.garbage += t.recordLen(i)
 	}
-	if k := Kind(s.meta & kindMask); k != KindInt && k != KindBytes {
-		t.freeObjAt(s.num)
-	}
 }
 
 func (t *table) freeObjAt(idx int64) {
 	t.objs[idx] = nil
+	t.setMine(idx, false)
 	t.freeObj = append(t.freeObj, idx)
+}
+
+// isMine reports objs[idx]'s mine bit.
+func (t *table) isMine(idx int64) bool {
+	w := int(idx >> 6)
+	return w < len(t.mine) && t.mine[w]&(1<<(idx&63)) != 0
+}
+
+func (t *table) setMine(idx int64, on bool) {
+	w := int(idx >> 6)
+	if !on {
+		if w < len(t.mine) {
+			t.mine[w] &^= 1 << (idx & 63)
+		}
+		return
+	}
+	for w >= len(t.mine) {
+		t.mine = append(t.mine, 0)
+	}
+	t.mine[w] |= 1 << (idx & 63)
+}
+
+// mutableObj returns slot i's object for changing in place, first
+// replacing it by a clone unless only this table refers to it.
+func (t *table) mutableObj(i int) any {
+	idx := t.slots[i].num
+	if !t.isMine(idx) {
+		t.objs[idx] = t.objs[idx].(Object).CloneObject()
+		t.setMine(idx, true)
+	}
+	return t.objs[idx]
 }
 
 func (t *table) storeObj(o any) int64 {
@@ -587,10 +642,13 @@ func (t *table) eachLive(now int64, fn func(key []byte, e Entry) bool) {
 // by capacity, and the records and objects kept outside the arena (byte
 // records by capacity, other objects by one interface word pair each).
 func (t *table) memoryBytes() int64 {
-	n := int64(cap(t.slots))*16 + int64(cap(t.arena)) + int64(cap(t.objs))*16 + int64(cap(t.freeObj))*8
+	n := int64(cap(t.slots))*16 + int64(cap(t.arena)) + int64(cap(t.objs))*16 + int64(cap(t.freeObj))*8 + int64(cap(t.mine))*8
 	for _, o := range t.objs {
-		if b, ok := o.([]byte); ok {
-			n += int64(cap(b))
+		switch o := o.(type) {
+		case []byte:
+			n += int64(cap(o))
+		case Object:
+			n += int64(o.MemoryUsage())
 		}
 	}
 	return n
