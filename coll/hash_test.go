@@ -90,4 +90,3 @@ func FuzzDecodeHash(f *testing.F) {
 		}
 	})
 }
-
