@@ -199,3 +199,32 @@ func decodeHash(b []byte) (*Hash, error) {
 	}
 	return h, nil
 }
+
+// At returns field i and its value (0 <= i < Len) in Each's order, for a
+// pick at an index the caller chose; read-only, valid until the next
+// change. A packed pick scans (at most maxPackedEntries fields).
+func (h *Hash) At(i int) (field, value []byte) {
+	if h.big != nil {
+		k, v := h.big.at(i)
+		return strBytes(k), v
+	}
+	off := 0
+	for ; i > 0; i-- {
+		_, next, _ := packedNext(h.packed, off)
+		_, off, _ = packedNext(h.packed, next)
+	}
+	f, next, _ := packedNext(h.packed, off)
+	v, _, _ := packedNext(h.packed, next)
+	return f, v
+}
+
+// Scan visits fields for HSCAN: a packed hash whole (next cursor 0, as
+// Redis does for a listpack), a big one count slots at a time with the
+// cursor Set.Scan describes.
+func (h *Hash) Scan(cursor uint64, count int, fn func(field, value []byte)) uint64 {
+	if h.big == nil {
+		h.Each(func(f, v []byte) bool { fn(f, v); return true })
+		return 0
+	}
+	return h.big.scan(cursor, count, fn)
+}
