@@ -70,12 +70,16 @@ func checkSet(t *testing.T, s *Set, ref map[string]bool) {
 // encodings and checks every read against a plain map.
 func TestSetMatchesMap(t *testing.T) {
 	gens := map[string]func(r *rand.Rand) string{
-		"ints":   func(r *rand.Rand) string { return strconv.Itoa(r.IntN(700) - 350) },
-		"wide":   func(r *rand.Rand) string { return strconv.FormatInt(r.Int64N(1<<40)-1<<39, 10) },
-		"mixed":  func(r *rand.Rand) string { return []string{"", "m", "007", "-0", "+1"}[r.IntN(5)] + strconv.Itoa(r.IntN(200)) },
-		"long":   func(r *rand.Rand) string { return strings.Repeat("x", 60+r.IntN(8)) + strconv.Itoa(r.IntN(150)) },
-		"strs":   func(r *rand.Rand) string { return "s" + strconv.Itoa(r.IntN(160)) },
-		"limits": func(r *rand.Rand) string { return strconv.FormatInt([]int64{math.MinInt64, math.MaxInt64, 0, -1, 1 << 15, -1<<15 - 1, 1 << 31}[r.IntN(7)], 10) },
+		"ints": func(r *rand.Rand) string { return strconv.Itoa(r.IntN(700) - 350) },
+		"wide": func(r *rand.Rand) string { return strconv.FormatInt(r.Int64N(1<<40)-1<<39, 10) },
+		"mixed": func(r *rand.Rand) string {
+			return []string{"", "m", "007", "-0", "+1"}[r.IntN(5)] + strconv.Itoa(r.IntN(200))
+		},
+		"long": func(r *rand.Rand) string { return strings.Repeat("x", 60+r.IntN(8)) + strconv.Itoa(r.IntN(150)) },
+		"strs": func(r *rand.Rand) string { return "s" + strconv.Itoa(r.IntN(160)) },
+		"limits": func(r *rand.Rand) string {
+			return strconv.FormatInt([]int64{math.MinInt64, math.MaxInt64, 0, -1, 1 << 15, -1<<15 - 1, 1 << 31}[r.IntN(7)], 10)
+		},
 	}
 	for name, gen := range gens {
 		t.Run(name, func(t *testing.T) {
