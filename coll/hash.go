@@ -2,9 +2,13 @@ package coll
 
 import "fmt"
 
+// maxHashPackedEntries is Redis's default hash-max-listpack-entries: 512,
+// where sets and sorted sets leave their listpack at 128.
+const maxHashPackedEntries = 512
+
 // Hash is a Redis hash: fields with values, in insertion order while
 // packed (as Redis's listpack), in an indexed table past the thresholds
-// (maxPackedEntries fields, or a field or value longer than
+// (maxHashPackedEntries fields, or a field or value longer than
 // maxPackedValue bytes). It never converts back, like Redis.
 type Hash struct {
 	packed []byte // field, value, field, value, ... (nil once big)
@@ -113,7 +117,7 @@ func (h *Hash) set(field, value []byte) bool {
 		h.packed = packedReplace(h.packed, valAt, end, packedAppend(nil, value))
 		return false
 	}
-	if h.n >= maxPackedEntries {
+	if h.n >= maxHashPackedEntries {
 		h.toBig()
 		return h.big.set(field, value)
 	}
@@ -202,7 +206,7 @@ func decodeHash(b []byte) (*Hash, error) {
 
 // At returns field i and its value (0 <= i < Len) in Each's order, for a
 // pick at an index the caller chose; read-only, valid until the next
-// change. A packed pick scans (at most maxPackedEntries fields).
+// change. A packed pick scans (at most maxHashPackedEntries fields).
 func (h *Hash) At(i int) (field, value []byte) {
 	if h.big != nil {
 		k, v := h.big.at(i)

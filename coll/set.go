@@ -366,6 +366,7 @@ func (s *Set) apply(op Op, args [][]byte) (int64, bool, error) {
 		if len(args) == 0 {
 			return 0, false, badArgs(op, args)
 		}
+		enc := s.enc
 		s.sizeHint(args[0], len(args))
 		var added int64
 		for _, m := range args {
@@ -373,8 +374,8 @@ func (s *Set) apply(op Op, args [][]byte) (int64, bool, error) {
 				added++
 			}
 		}
-		// A conversion changes the value even when nothing was added.
-		return added, true, nil
+		// A conversion alone (the size hint) changes the value too.
+		return added, added > 0 || s.enc != enc, nil
 	case OpSRem:
 		if len(args) == 0 {
 			return 0, false, badArgs(op, args)
