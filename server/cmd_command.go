@@ -264,7 +264,7 @@ func commandGetKeys(x *Ctx) {
 	}
 	var keys [][]byte
 	if c.Locks != nil { // irregular key positions (COPY, SINTERCARD)
-		c.Locks(args, 0, len(x.s.dbs), func(_ int, k []byte) { keys = append(keys, k) })
+		c.Locks(args, 0, x.s.numDBs(), func(_ int, k []byte) { keys = append(keys, k) })
 	} else {
 		for _, p := range c.KeyPositions(args, nil) {
 			keys = append(keys, args[p])
