@@ -2,6 +2,7 @@ package coll
 
 import (
 	"bytes"
+	"errors"
 	"math"
 	"strconv"
 	"unsafe"
@@ -131,7 +132,8 @@ type ScoreRange struct {
 	MinEx, MaxEx bool
 }
 
-// ParseScoreRange reads ZRANGEBYSCORE's min and max ("(" for exclusive).
+// ParseScoreRange reads ZRANGEBYSCORE's min and max ("(" for exclusive;
+// each bound as strtod reads it, more leniently than ParseScore).
 // Redis's error for false is "min or max is not a float".
 func ParseScoreRange(min, max []byte) (ScoreRange, bool) {
 	var r ScoreRange
@@ -146,8 +148,38 @@ func parseScoreBound(b []byte) (float64, bool, bool) {
 	if ex {
 		b = b[1:]
 	}
-	f, ok := ParseScore(b)
+	f, ok := parseStrtod(b)
 	return f, ex, ok
+}
+
+// parseStrtod reads a range bound as Redis's zslParseRange does, with
+// strtod alone: leading white space is skipped, an empty string is 0, an
+// overflow is an infinity and an underflow 0; only NaN and bytes after the
+// number are refused.
+func parseStrtod(b []byte) (float64, bool) {
+	if len(b) == 0 {
+		return 0, true
+	}
+	if n, ok := parseSmallInt(b); ok {
+		return float64(n), true
+	}
+	i := 0
+	for i < len(b) && (b[i] == ' ' || (b[i] >= '\t' && b[i] <= '\r')) {
+		i++
+	}
+	b = b[i:]
+	if len(b) == 0 || bytes.IndexByte(b, '_') >= 0 {
+		return 0, false
+	}
+	s := unsafe.String(unsafe.SliceData(b), len(b))
+	if isHexFloat(b) && bytes.IndexAny(b, "pP") < 0 {
+		s = s + "p0"
+	}
+	f, err := strconv.ParseFloat(s, 64)
+	if err != nil && !errors.Is(err, strconv.ErrRange) || math.IsNaN(f) {
+		return 0, false
+	}
+	return f, true
 }
 
 // Empty reports whether no score can be in r.

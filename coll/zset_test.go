@@ -409,3 +409,28 @@ func FuzzDecodeZSet(f *testing.F) {
 		}
 	})
 }
+
+func TestParseScoreRange(t *testing.T) {
+	for _, c := range []struct {
+		min, max string
+		ok       bool
+		r        ScoreRange
+	}{
+		{"1", "2", true, ScoreRange{Min: 1, Max: 2}},
+		{"(1", "(2", true, ScoreRange{Min: 1, Max: 2, MinEx: true, MaxEx: true}},
+		{"(", "", true, ScoreRange{MinEx: true}},
+		{" 1", "1e400", true, ScoreRange{Min: 1, Max: math.Inf(1)}},
+		{"-inf", "+inf", true, ScoreRange{Min: math.Inf(-1), Max: math.Inf(1)}},
+		{"1e-400", "0x10", true, ScoreRange{Max: 16}},
+		{"((1", "2", false, ScoreRange{}},
+		{"1", "nan", false, ScoreRange{}},
+		{"x", "1", false, ScoreRange{}},
+		{" ", "1", false, ScoreRange{}},
+		{"1 ", "1", false, ScoreRange{}},
+	} {
+		r, ok := ParseScoreRange([]byte(c.min), []byte(c.max))
+		if ok != c.ok || (ok && r != c.r) {
+			t.Errorf("%q %q: %+v %v", c.min, c.max, r, ok)
+		}
+	}
+}
