@@ -720,7 +720,7 @@ func decodeZSet(b []byte) (*ZSet, error) {
 	r := reader{b: b[1:]}
 	z := NewZSet()
 	if b[0] == 0 {
-		n := r.count(3)
+		n := r.count(1) // an entry takes at least its tag byte
 		p := r.bytes()
 		if err := r.done(); err != nil {
 			return nil, err
@@ -761,9 +761,6 @@ func decodeZSet(b []byte) (*ZSet, error) {
 		return z, nil
 	}
 	n := r.count(9)
-	if r.err == nil && n == 0 {
-		return nil, fmt.Errorf("%w: empty big sorted set", ErrBadOp)
-	}
 	z.big = newZskip(n)
 	var prevS float64
 	var prevM string
