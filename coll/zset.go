@@ -77,17 +77,24 @@ func (z *ZSet) CloneObject() any {
 
 // zent is one decoded packed entry.
 type zent struct {
-	score float64
-	mi    int64  // member when mInt
-	ms    []byte // member otherwise (aliases the packed slice)
-	mInt  bool
+	score   float64
+	mi      int64  // member when mInt
+	ms      []byte // member, or its part after the score when mPrefix (aliases the packed slice)
+	mInt    bool
+	mPrefix bool
 }
 
+// mbuf holds a packed member while it is formatted.
+type mbuf [maxPackedValue + 20]byte
+
 // member returns the entry's member bytes, formatting an integer member
-// into buf.
-func (e *zent) member(buf *[20]byte) []byte {
-	if e.mInt {
+// or a score-prefixed one into buf.
+func (e *zent) member(buf *mbuf) []byte {
+	switch {
+	case e.mInt:
 		return strconv.AppendInt(buf[:0], e.mi, 10)
+	case e.mPrefix:
+		return append(strconv.AppendInt(buf[:0], int64(e.score), 10), e.ms...)
 	}
 	return e.ms
 }
@@ -95,10 +102,13 @@ func (e *zent) member(buf *[20]byte) []byte {
 // Tag byte: the low nibble is the score's form, the high nibble the
 // member's. A form of 0..8 is a zigzag integer in that many little-endian
 // bytes (0 bytes for zero); zFloat is a float64 score in 8 bytes, zStr a
-// member as one length byte (at most maxPackedValue) and its bytes.
+// member as one length byte (at most maxPackedValue) and its bytes,
+// zPrefix the same for the part of a member after the decimal form of its
+// integral score ("1764600000000-17" at score 1764600000000 stores "-17").
 const (
-	zFloat = 9
-	zStr   = 9
+	zFloat  = 9
+	zStr    = 9
+	zPrefix = 10
 )
 
 // getUint reads an n-byte little-endian integer at off.
@@ -140,13 +150,14 @@ func zdecode(p []byte, off int, e *zent) int {
 		off += sf
 		e.score = float64(base)
 	}
-	if mf := int(tag >> 4); mf != zStr {
-		e.mInt, e.mi, e.ms = true, int64(uint64(base)+uint64(unzigzag(getUint(p, off, mf)))), nil
+	mf := int(tag >> 4)
+	if mf < zStr {
+		e.mInt, e.mPrefix, e.mi, e.ms = true, false, int64(uint64(base)+uint64(unzigzag(getUint(p, off, mf)))), nil
 		return off + mf
 	}
 	n := int(p[off])
 	off++
-	e.mInt, e.ms = false, p[off:off+n:off+n]
+	e.mInt, e.mPrefix, e.ms = false, mf == zPrefix, p[off:off+n:off+n]
 	return off + n
 }
 
@@ -158,7 +169,7 @@ func zcheck(p []byte, off int, e *zent) (int, bool) {
 	tag := p[off]
 	off++
 	sf, mf := int(tag&15), int(tag>>4)
-	if sf > zFloat || mf > zStr {
+	if sf > zFloat || mf > zPrefix || mf == zPrefix && sf == zFloat {
 		return off, false
 	}
 	var base int64
@@ -184,7 +195,7 @@ func zcheck(p []byte, off int, e *zent) (int, bool) {
 		off += sf
 		e.score = float64(base)
 	}
-	if mf != zStr {
+	if mf < zStr {
 		if len(p)-off < mf {
 			return off, false
 		}
@@ -192,7 +203,7 @@ func zcheck(p []byte, off int, e *zent) (int, bool) {
 		if uintLen(u) != mf {
 			return off, false
 		}
-		e.mInt, e.mi, e.ms = true, int64(uint64(base)+uint64(unzigzag(u))), nil
+		e.mInt, e.mPrefix, e.mi, e.ms = true, false, int64(uint64(base)+uint64(unzigzag(u))), nil
 		return off + mf, true
 	}
 	if off >= len(p) {
@@ -203,11 +214,26 @@ func zcheck(p []byte, off int, e *zent) (int, bool) {
 	if n > maxPackedValue || n > len(p)-off {
 		return off, false
 	}
-	e.mInt, e.ms = false, p[off:off+n:off+n]
-	if _, ok := canonicalInt(e.ms); ok {
-		return off, false // the encoder writes it as an integer
+	e.mInt, e.mPrefix, e.ms = false, mf == zPrefix, p[off:off+n:off+n]
+	var buf mbuf
+	m := e.member(&buf)
+	// The member must be in the form the encoder picks for it.
+	if len(m) > maxPackedValue || memberForm(m, e.score) != mf {
+		return off, false
 	}
 	return off + n, true
+}
+
+// memberForm returns the tag form zappend picks for a member that is not
+// an integer (zStr or zPrefix), or -1 for one that is.
+func memberForm(m []byte, score float64) int {
+	if _, ok := canonicalInt(m); ok {
+		return -1
+	}
+	if si, ok := intScore(score); ok && hasScorePrefix(m, si) {
+		return zPrefix
+	}
+	return zStr
 }
 
 // intScore returns f as an integer when the packed form stores it so.
@@ -274,18 +300,33 @@ func zappend(p []byte, score float64, member []byte) []byte {
 		si = 0
 		p = binary.LittleEndian.AppendUint64(p, math.Float64bits(score))
 	}
-	if mInt {
+	switch {
+	case mInt:
 		u := zigzag(int64(uint64(mi) - uint64(si)))
 		n := uintLen(u)
 		tag |= byte(n) << 4
 		p = appendUint(p, u, n)
-	} else {
+	case sInt && hasScorePrefix(member, si):
+		var buf [20]byte
+		rest := member[len(strconv.AppendInt(buf[:0], si, 10)):]
+		tag |= zPrefix << 4
+		p = append(p, byte(len(rest)))
+		p = append(p, rest...)
+	default:
 		tag |= zStr << 4
 		p = append(p, byte(len(member)))
 		p = append(p, member...)
 	}
 	p[at] = tag
 	return p
+}
+
+// hasScorePrefix reports whether m starts with the decimal form of si
+// and goes on after it.
+func hasScorePrefix(m []byte, si int64) bool {
+	var buf [20]byte
+	d := strconv.AppendInt(buf[:0], si, 10)
+	return len(m) > len(d) && string(m[:len(d)]) == string(d)
 }
 
 // zkey is a member prepared for comparisons with packed entries.
@@ -301,10 +342,19 @@ func makeZkey(m []byte) zkey {
 }
 
 func (k *zkey) equal(e *zent) bool {
-	if k.mInt {
-		return e.mInt && e.mi == k.mi
+	switch {
+	case k.mInt || e.mInt:
+		return k.mInt && e.mInt && e.mi == k.mi
+	case e.mPrefix:
+		// The stored rest first: it differs more often than the score.
+		n := len(k.m) - len(e.ms)
+		if n <= 0 || string(k.m[n:]) != string(e.ms) {
+			return false
+		}
+		var buf [20]byte
+		return string(k.m[:n]) == string(strconv.AppendInt(buf[:0], int64(e.score), 10))
 	}
-	return !e.mInt && string(e.ms) == string(k.m)
+	return string(e.ms) == string(k.m)
 }
 
 // cmp compares the entry with (score, k): -1 if the entry orders first.
@@ -315,7 +365,7 @@ func (k *zkey) cmp(e *zent, score float64) int {
 	case e.score > score:
 		return 1
 	}
-	var buf [20]byte
+	var buf mbuf
 	return bytes.Compare(e.member(&buf), k.m)
 }
 
@@ -412,7 +462,7 @@ func (z *ZSet) Walk(start, count int, rev bool, fn func(member []byte, score flo
 		return
 	}
 	var e zent
-	var buf [20]byte
+	var buf mbuf
 	if rev {
 		// Offsets of the entries, walked backwards.
 		var offs [maxPackedEntries + 1]int32
@@ -487,7 +537,7 @@ func (z *ZSet) LexRanks(r LexRange) (lo, hi int) {
 		return lo, max(lo, hi)
 	}
 	var e zent
-	var buf [20]byte
+	var buf mbuf
 	first := true
 	i, off := 0, 0
 	for ; off < len(z.packed); i++ {
@@ -524,8 +574,9 @@ func (z *ZSet) LexRanks(r LexRange) (lo, hi int) {
 	return lo, hi
 }
 
-// add sets member's score and reports whether it is new.
-func (z *ZSet) add(score float64, member []byte) bool {
+// add sets member's score and reports whether it is new and whether
+// anything changed.
+func (z *ZSet) add(score float64, member []byte) (added, changed bool) {
 	if z.big == nil && len(member) > maxPackedValue {
 		z.toBig()
 	}
@@ -555,14 +606,14 @@ func (z *ZSet) add(score float64, member []byte) bool {
 	}
 	if at >= 0 {
 		if old == score {
-			return false
+			return false, false
 		}
 		z.packed = packedReplace(z.packed, at, end, nil)
 		if ins > at {
 			ins -= end - at
 		}
 		z.insertPacked(ins, score, member)
-		return false
+		return false, true
 	}
 	if z.n >= maxPackedEntries {
 		z.toBig()
@@ -570,7 +621,7 @@ func (z *ZSet) add(score float64, member []byte) bool {
 	}
 	z.insertPacked(ins, score, member)
 	z.n++
-	return true
+	return true, true
 }
 
 func (z *ZSet) insertPacked(at int, score float64, member []byte) {
@@ -637,17 +688,17 @@ func (z *ZSet) apply(op Op, args [][]byte) (int64, bool, error) {
 				return 0, false, fmt.Errorf("%w: zadd score %q", ErrBadOp, args[i])
 			}
 		}
-		if z.big == nil && z.n == 0 && len(args)/2 > maxPackedEntries {
-			z.toBig() // as Redis sizes a new key by its ZADD's length
-		}
 		var added int64
+		changed := false
 		for i := 0; i < len(args); i += 2 {
 			s, _ := ParseScore(args[i])
-			if z.add(s, args[i+1]) {
+			a, c := z.add(s, args[i+1])
+			if a {
 				added++
 			}
+			changed = changed || c
 		}
-		return added, true, nil
+		return added, changed, nil
 	case OpZRem:
 		if len(args) == 0 {
 			return 0, false, badArgs(op, args)
@@ -729,7 +780,7 @@ func decodeZSet(b []byte) (*ZSet, error) {
 			return nil, fmt.Errorf("%w: %d members in a packed sorted set", ErrBadOp, n)
 		}
 		var e, prev zent
-		var buf, pbuf [20]byte
+		var buf, pbuf mbuf
 		count := 0
 		seen := make(map[string]bool, n)
 		for off := 0; off < len(p); count++ {

@@ -118,7 +118,11 @@ var zscores = []float64{0, 1, -1, 2, 2.5, -3.25, 1e300, math.Inf(1), math.Inf(-1
 
 func zmember(rng *rand.Rand, pool int) string {
 	i := rng.Intn(pool)
-	switch i % 5 {
+	switch i % 7 {
+	case 5:
+		return "7-" + strconv.Itoa(i) // prefixed by a score's decimal form
+	case 6:
+		return "1764600000000" + strconv.Itoa(i%3) + "x"
 	case 0:
 		return strconv.Itoa(i*7919 - 300)
 	case 1:
@@ -311,6 +315,17 @@ func TestZSetPackedForm(t *testing.T) {
 	if _, _, err := Apply(z, OpZRemRangeByRank, zargs("1", "5")); err == nil {
 		t.Fatal("rank out of range applied")
 	}
+	// A member that starts with its integral score stores only the rest.
+	before := len(z.packed)
+	Apply(z, OpZAdd, zargs("1764600000001", "1764600000001-17"))
+	if len(z.packed)-before != 1+6+1+3 {
+		t.Fatalf("prefixed member took %d bytes", len(z.packed)-before)
+	}
+	Apply(z, OpZAdd, zargs("1764600000002", "1764600000001-17"))
+	if s, _ := z.Score([]byte("1764600000001-17")); s != 1764600000002 || z.Len() != 4 {
+		t.Fatalf("moved prefixed member: %v, %d members", s, z.Len())
+	}
+	Apply(z, OpZRem, zargs("1764600000001-17"))
 	// Thresholds.
 	for i := 0; i < maxPackedEntries-3; i++ {
 		Apply(z, OpZAdd, zargs(strconv.Itoa(i), "m"+strconv.Itoa(i)))
@@ -387,7 +402,7 @@ func TestCanonicalInt(t *testing.T) {
 
 func FuzzDecodeZSet(f *testing.F) {
 	z := NewZSet()
-	Apply(z, OpZAdd, zargs("1", "a", "2.5", "17", "inf", "-3"))
+	Apply(z, OpZAdd, zargs("1", "a", "2.5", "17", "inf", "-3", "5", "5-x"))
 	f.Add(z.AppendBinary(nil))
 	for i := 0; i < 130; i++ {
 		Apply(z, OpZAdd, zargs(strconv.Itoa(i), strconv.Itoa(i*3)))

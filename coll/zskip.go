@@ -148,18 +148,20 @@ func (z *zskip) remove(score float64, member string) {
 	delete(z.dict, x.member)
 }
 
-// add sets member's score and reports whether it is new.
-func (z *zskip) add(score float64, member []byte) bool {
+// add sets member's score and reports whether it is new and whether
+// anything changed.
+func (z *zskip) add(score float64, member []byte) (added, changed bool) {
 	if n, ok := z.dict[string(member)]; ok {
-		if n.score != score { // as Redis: 0 and -0 are the same score
-			z.remove(n.score, n.member)
-			z.dict[n.member] = z.insert(score, n.member)
+		if n.score == score { // as Redis: 0 and -0 are the same score
+			return false, false
 		}
-		return false
+		z.remove(n.score, n.member)
+		z.dict[n.member] = z.insert(score, n.member)
+		return false, true
 	}
 	m := string(member)
 	z.dict[m] = z.insert(score, m)
-	return true
+	return true, true
 }
 
 func (z *zskip) del(member []byte) bool {
