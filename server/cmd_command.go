@@ -149,6 +149,8 @@ func categories(c *Command) []string {
 	switch groupOf(c) {
 	case "string":
 		has["string"] = true
+	case "sorted-set":
+		has["sortedset"] = true
 	case "generic":
 		has["keyspace"] = true
 	case "connection":
