@@ -7,6 +7,7 @@ import (
 	"math"
 	"math/bits"
 	"strconv"
+	"sync"
 )
 
 // ZSet is a Redis sorted set: members ordered by (score, member bytes).
@@ -86,6 +87,8 @@ type zent struct {
 
 // mbuf holds a packed member while it is formatted.
 type mbuf [maxPackedValue + 20]byte
+
+var mbufPool = sync.Pool{New: func() any { return new(mbuf) }}
 
 // member returns the entry's member bytes, formatting an integer member
 // or a score-prefixed one into buf.
@@ -462,7 +465,10 @@ func (z *ZSet) Walk(start, count int, rev bool, fn func(member []byte, score flo
 		return
 	}
 	var e zent
-	var buf mbuf
+	// fn may keep the member slice as far as escape analysis knows, so
+	// the formatting buffer comes from a pool rather than the stack.
+	buf := mbufPool.Get().(*mbuf)
+	defer mbufPool.Put(buf)
 	if rev {
 		// Offsets of the entries, walked backwards.
 		var offs [maxPackedEntries + 1]int32
@@ -473,7 +479,7 @@ func (z *ZSet) Walk(start, count int, rev bool, fn func(member []byte, score flo
 		}
 		for j := n - 1 - start; j >= 0 && count > 0; j, count = j-1, count-1 {
 			zdecode(z.packed, int(offs[j]), &e)
-			if !fn(e.member(&buf), e.score) {
+			if !fn(e.member(buf), e.score) {
 				return
 			}
 		}
@@ -485,7 +491,7 @@ func (z *ZSet) Walk(start, count int, rev bool, fn func(member []byte, score flo
 	}
 	for ; count > 0; count-- {
 		off = zdecode(z.packed, off, &e)
-		if !fn(e.member(&buf), e.score) {
+		if !fn(e.member(buf), e.score) {
 			return
 		}
 	}

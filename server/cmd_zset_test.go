@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/turnstile/turnstile/persistence"
 )
 
 // TestZSetClient drives the sorted-set commands through go-redis under
@@ -253,5 +255,68 @@ func benchSlidingLog(b *testing.B, multi bool) {
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		tick()
+	}
+}
+
+// TestZSetPathAllocs guards the sliding-log path: on a packed 50-member
+// key, ZREMRANGEBYSCORE, ZADD and ZCARD and the common reads allocate
+// nothing, without a log and with the append-only log on.
+func TestZSetPathAllocs(t *testing.T) {
+	for _, aof := range []bool{false, true} {
+		t.Run("aof="+strconv.FormatBool(aof), func(t *testing.T) {
+			s, c := newPathClient(t, func(cfg *Config) {
+				cfg.Shards = 16
+				if aof {
+					cfg.Persist.AppendOnly = true
+					cfg.Persist.AppendFsync = persistence.FsyncNo
+					cfg.Persist.Dir = t.TempDir()
+				}
+			})
+			const window = 1000
+			now := int64(1764600000000)
+			var req []byte
+			var nb, mb [24]byte
+			send := func(args ...[]byte) {
+				req = append(req[:0], '*')
+				req = strconv.AppendInt(req, int64(len(args)), 10)
+				req = append(req, "\r\n"...)
+				for _, a := range args {
+					req = append(req, '$')
+					req = strconv.AppendInt(req, int64(len(a)), 10)
+					req = append(req, "\r\n"...)
+					req = append(req, a...)
+					req = append(req, "\r\n"...)
+				}
+				feed(t, s, c, req)
+			}
+			var (
+				key   = []byte("rl")
+				zero  = []byte("0")
+				minus = []byte("-1")
+				inf   = []byte("+inf")
+				ws    = []byte("WITHSCORES")
+				cmds  = [][]byte{[]byte("ZREMRANGEBYSCORE"), []byte("ZADD"), []byte("ZCARD"), []byte("ZSCORE"),
+					[]byte("ZRANGE"), []byte("ZRANGEBYSCORE"), []byte("ZRANK"), []byte("ZCOUNT")}
+			)
+			tick := func() {
+				now += window / 50
+				n := strconv.AppendInt(nb[:0], now, 10)
+				m := strconv.AppendInt(mb[:0], now-window, 10)
+				send(cmds[0], key, zero, m)
+				send(cmds[1], key, n, n)
+				send(cmds[2], key)
+				send(cmds[3], key, n)
+				send(cmds[4], key, zero, minus, ws)
+				send(cmds[5], key, m, inf, ws)
+				send(cmds[6], key, n)
+				send(cmds[7], key, m, inf)
+			}
+			for i := 0; i < 100; i++ {
+				tick()
+			}
+			if allocs := testing.AllocsPerRun(300, tick); allocs != 0 {
+				t.Fatalf("sorted-set path: %.2f allocations per round, want 0", allocs)
+			}
+		})
 	}
 }
