@@ -147,7 +147,7 @@ func TestZSetSlidingLog(t *testing.T) {
 // snapshot and through the append-only log.
 func TestZSetSurvivesRestart(t *testing.T) {
 	fill := func(r *restartable) {
-		r.expect(":3\r\n", "ZADD", "small", "1", "a", "-0", "zero", "inf", "1764600000000")
+		r.expect(":4\r\n", "ZADD", "small", "1", "a", "-0", "zero", "inf", "1764600000000", "5", "5-suffix")
 		r.expect("$3\r\n3.5\r\n", "ZINCRBY", "small", "2.5", "a")
 		for i := 0; i < 200; i++ {
 			r.rc.do("ZADD", "big", strconv.Itoa(i%17), "m"+strconv.Itoa(i))
@@ -158,13 +158,15 @@ func TestZSetSurvivesRestart(t *testing.T) {
 		r.expect("*2\r\n$3\r\nm68\r\n$1\r\n0\r\n", "ZPOPMIN", "big")
 		r.expect(":1\r\n", "ZADD", "gone", "1", "x")
 		r.expect(":1\r\n", "ZREMRANGEBYSCORE", "gone", "-inf", "+inf")
+		r.expect(":1\r\n", "PEXPIRE", "small", "100000")
+		r.expect(":1\r\n", "ZADD", "small", "7", "kept-ttl")
 	}
 	dump := func(r *restartable) []string {
 		var out []string
 		for _, k := range []string{"small", "big"} {
 			out = append(out, r.rc.do("OBJECT", "ENCODING", k), r.rc.do("ZRANGE", k, "0", "-1", "WITHSCORES"), r.rc.do("ZSCAN", k, "0"))
 		}
-		return append(out, r.rc.do("EXISTS", "gone"))
+		return append(out, r.rc.do("EXISTS", "gone"), r.rc.do("PTTL", "small"))
 	}
 	for _, aof := range []bool{false, true} {
 		t.Run(fmt.Sprintf("appendonly=%v", aof), func(t *testing.T) {
@@ -173,6 +175,9 @@ func TestZSetSurvivesRestart(t *testing.T) {
 			before := dump(r)
 			if before[0] != "$8\r\nlistpack\r\n" || before[3] != "$8\r\nskiplist\r\n" {
 				t.Fatalf("encodings before: %q %q", before[0], before[3])
+			}
+			if ttl := before[len(before)-1]; ttl != ":100000\r\n" {
+				t.Fatalf("PTTL before: %q", ttl)
 			}
 			if !aof {
 				r.expect("+OK\r\n", "SAVE")
