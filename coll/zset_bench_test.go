@@ -52,11 +52,11 @@ func BenchmarkZSetRead(b *testing.B) {
 	for _, n := range []int{50, 1000} {
 		z := NewZSet()
 		for i := 0; i < n; i++ {
-			s := strconv.Itoa(1764600000000 + i*20)
+			s := strconv.FormatInt(1764600000000+int64(i)*20, 10)
 			Apply(z, OpZAdd, zargs(s, s))
 		}
-		mid := []byte(strconv.Itoa(1764600000000 + n/2*20))
-		r, _ := ParseScoreRange([]byte(strconv.Itoa(1764600000000+n/2*20)), []byte("+inf"))
+		mid := []byte(strconv.FormatInt(1764600000000+int64(n/2)*20, 10))
+		r, _ := ParseScoreRange([]byte(strconv.FormatInt(1764600000000+int64(n/2)*20, 10)), []byte("+inf"))
 		b.Run(z.Encoding(), func(b *testing.B) {
 			b.ReportAllocs()
 			sum := 0.0
