@@ -479,3 +479,29 @@ func FuzzZSetApply(f *testing.F) {
 		}
 	})
 }
+
+// TestZSetFormatPinned pins the persistent form (snapshots and logs hold
+// it): a change to the packed encoding must come with a new form byte.
+func TestZSetFormatPinned(t *testing.T) {
+	z := NewZSet()
+	Apply(z, OpZAdd, zargs("1764600000000", "1764600000000", "1764600000000", "1764600000000-7", "2.5", "a", "-1", "-5"))
+	big := NewZSet()
+	Apply(big, OpZAdd, zargs("1", string(bytes.Repeat([]byte{'x'}, 65)), "-0", "b"))
+	for _, c := range []struct {
+		z    *ZSet
+		want string
+	}{
+		// Packed: form 0, 4 members, 31 bytes: (-1, "-5") tag 11 in 1+1
+		// bytes; (2.5, "a") tag 99, a float64 and a length-prefixed
+		// string; (1764600000000, itself) tag 06, the member 0 bytes;
+		// (1764600000000, "1764600000000-7") tag a6 and "-7".
+		{z, "00041f110107990000000000000440016106005cb6b43503a6005cb6b43503022d37"},
+		// Skiplist: form 1, 2 members, each a length-prefixed member and a
+		// float64 (negative zero kept).
+		{big, "010201620000000000000080417878787878787878787878787878787878787878787878787878787878787878787878787878787878787878787878787878787878787878787878787878787878000000000000f03f"},
+	} {
+		if got := fmt.Sprintf("%x", c.z.AppendBinary(nil)); got != c.want {
+			t.Errorf("form %s", got)
+		}
+	}
+}
