@@ -9,6 +9,7 @@ require (
 )
 
 require (
+	github.com/redis/rueidis v1.0.79 // indirect
 	github.com/tidwall/btree v1.1.0 // indirect
 	github.com/tidwall/match v1.1.1 // indirect
 	go.uber.org/atomic v1.12.0 // indirect
