@@ -115,9 +115,6 @@ func (w *Writer) Push(n int) {
 	w.b = redcon.AppendArray(w.b, n)
 }
 
-// RESP3 reports whether the Writer writes RESP3.
-func (w *Writer) RESP3() bool { return w.resp3 }
-
 // Append appends raw, already encoded RESP data.
 func (w *Writer) Append(b []byte) { w.b = append(w.b, b...) }
 
