@@ -97,6 +97,23 @@ func runCompatScript(t *testing.T, path, redisAddr, tsAddr string) {
 			t.Errorf("%s:%d: %s\n redis:     %q\n turnstile: %q", filepath.Base(path), i+1, line, rw, rg)
 		}
 	}
+	// Every reply must have been read (by a command line or a "<" line):
+	// one left over would have shifted the comparisons after it.
+	for name, pair := range named {
+		if pair[0].pending() {
+			t.Errorf("%s: connection %q: redis sent replies the script did not read", filepath.Base(path), name)
+		}
+	}
+}
+
+// pending reports whether a reply arrives within 50 ms without a request.
+func (r *rawConn) pending() bool {
+	if r.br.Buffered() > 0 {
+		return true
+	}
+	r.c.SetReadDeadline(time.Now().Add(50 * time.Millisecond))
+	_, err := r.br.Peek(1)
+	return err == nil
 }
 
 // repliesMatch compares two raw replies under a script line's mode.
