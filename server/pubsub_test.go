@@ -292,3 +292,21 @@ func waitUntil(t *testing.T, cond func() bool) {
 		time.Sleep(5 * time.Millisecond)
 	}
 }
+
+// With no client tracking, pub/sub and client-side caching add nothing to
+// the GET/SET path: no allocation (the invalidation hook is one atomic
+// load, the outbound queue check another).
+func TestGetSetPathAllocsWithoutTracking(t *testing.T) {
+	s, c := newPathClient(t)
+	get := []byte(encodeCommand("GET", "k"))
+	set := []byte(encodeCommand("SET", "k", "v"))
+	feed(t, s, c, set)
+	feed(t, s, c, get)
+	allocs := testing.AllocsPerRun(1000, func() {
+		feed(t, s, c, set)
+		feed(t, s, c, get)
+	})
+	if allocs != 0 {
+		t.Fatalf("GET/SET path: %.2f allocations per pair, want 0", allocs)
+	}
+}

@@ -71,19 +71,17 @@ type changed struct {
 	flush bool
 }
 
-// noteChange is record's hook: one atomic load unless a client tracks.
-func (x *Ctx) noteChange(e *persistence.Effect) {
-	if x.s.track.n.Load() == 0 {
-		return
-	}
-	switch e.Op {
+// noteChange is record's hook, called only while some client tracks
+// (record tests tracker.n, one atomic load, first).
+func (x *Ctx) noteChange(op persistence.Op, key []byte) {
+	switch op {
 	case persistence.OpFlushDB, persistence.OpFlushAll:
 		// FLUSHALL flushes database by database: one null invalidation.
 		if n := len(x.ex.changed); n == 0 || !x.ex.changed[n-1].flush {
 			x.ex.changed = append(x.ex.changed, changed{flush: true})
 		}
 	default:
-		x.ex.changed = append(x.ex.changed, changed{key: e.Key})
+		x.ex.changed = append(x.ex.changed, changed{key: key})
 	}
 }
 
