@@ -221,7 +221,7 @@ func TestIntegrationPubsubGoRedis(t *testing.T) {
 // goes away, the redirect is reported broken.
 func TestTrackingRedirectRESP2(t *testing.T) {
 	eachConnLoop(t, func(t *testing.T, loop func(*Config)) {
-		_, addr, _ := newTestServer(t, loop)
+		s, addr, _ := newTestServer(t, loop)
 		inv, tr, w := dialRaw(t, addr), dialRaw(t, addr), dialRaw(t, addr)
 		id := strings.TrimSuffix(inv.do("CLIENT", "ID")[1:], "\r\n")
 		if got := inv.do("SUBSCRIBE", "__redis__:invalidate"); !strings.Contains(got, "subscribe") {
@@ -251,6 +251,7 @@ func TestTrackingRedirectRESP2(t *testing.T) {
 			t.Fatalf("flush invalidation: %q", got)
 		}
 		inv.c.Close()
+		waitClients(t, s, 2) // the target is gone before the next write
 		tr.do("GET", "k")
 		w.do("SET", "k", "v")
 		waitUntil(t, func() bool {
