@@ -15,10 +15,12 @@ import (
 // and the largest ID deleted. Consumer groups are not kept. An empty
 // stream is still a stream (Redis keeps the key).
 //
-// Each entry's pairs are one packed slice. Trimming from the head
-// re-slices; the array is compacted once mostly unused.
+// Each entry's pairs are one packed slice; entries are kept in chunks of
+// up to streamChunk, so that a long stream grows without copying it all
+// and trimming from the head drops whole chunks.
 type Stream struct {
-	ents   []StreamEntry
+	chunks [][]StreamEntry // none empty
+	n      int
 	last   StreamID
 	added  uint64
 	maxDel StreamID
@@ -156,20 +158,21 @@ func (e *StreamEntry) Each(fn func(b []byte)) {
 
 const (
 	streamBaseMem  = 96
-	streamEntryMem = 48 // a StreamEntry in the slice
+	streamEntryMem = 48 // a StreamEntry in its chunk
+	streamChunk    = 128
 )
 
 // NewStream returns an empty stream.
 func NewStream() *Stream { return &Stream{mem: streamBaseMem} }
 
 // Len returns the number of entries.
-func (s *Stream) Len() int { return len(s.ents) }
+func (s *Stream) Len() int { return s.n }
 
 // Encoding returns "stream".
 func (s *Stream) Encoding() string { return "stream" }
 
 // MemoryUsage returns the approximate bytes the stream holds.
-func (s *Stream) MemoryUsage() int { return s.mem + cap(s.ents)*streamEntryMem }
+func (s *Stream) MemoryUsage() int { return s.mem }
 
 // LastID returns the largest ID ever added (0-0 for none).
 func (s *Stream) LastID() StreamID { return s.last }
@@ -183,17 +186,39 @@ func (s *Stream) MaxDeletedID() StreamID { return s.maxDel }
 // CloneObject returns a deep copy.
 func (s *Stream) CloneObject() any {
 	c := *s
-	c.ents = make([]StreamEntry, len(s.ents))
-	for i, e := range s.ents {
-		e.packed = append([]byte(nil), e.packed...)
-		c.ents[i] = e
+	c.chunks = make([][]StreamEntry, len(s.chunks))
+	for ci, ch := range s.chunks {
+		cc := make([]StreamEntry, len(ch), cap(ch))
+		for i, e := range ch {
+			e.packed = append([]byte(nil), e.packed...)
+			cc[i] = e
+		}
+		c.chunks[ci] = cc
 	}
 	return &c
 }
 
-// search returns the index of the first entry with an ID >= id.
-func (s *Stream) search(id StreamID) int {
-	return sort.Search(len(s.ents), func(i int) bool { return !s.ents[i].ID.Less(id) })
+// search returns the position (chunk, index) of the first entry with an
+// ID >= id, or (len(chunks), 0).
+func (s *Stream) search(id StreamID) (int, int) {
+	ci := sort.Search(len(s.chunks), func(ci int) bool {
+		ch := s.chunks[ci]
+		return !ch[len(ch)-1].ID.Less(id)
+	})
+	if ci == len(s.chunks) {
+		return ci, 0
+	}
+	ch := s.chunks[ci]
+	return ci, sort.Search(len(ch), func(i int) bool { return !ch[i].ID.Less(id) })
+}
+
+// top returns the last entry, or nil.
+func (s *Stream) top() *StreamEntry {
+	if len(s.chunks) == 0 {
+		return nil
+	}
+	ch := s.chunks[len(s.chunks)-1]
+	return &ch[len(ch)-1]
 }
 
 // Range calls fn for the entries with lo <= ID <= hi in order (reverse:
@@ -202,21 +227,32 @@ func (s *Stream) Range(lo, hi StreamID, reverse bool, fn func(e *StreamEntry) bo
 	if hi.Less(lo) {
 		return
 	}
-	i := s.search(lo)
-	j := s.search(hi)
-	if j < len(s.ents) && s.ents[j].ID == hi {
-		j++
-	}
 	if !reverse {
-		for k := i; k < j; k++ {
-			if !fn(&s.ents[k]) {
-				return
+		for ci, i := s.search(lo); ci < len(s.chunks); ci, i = ci+1, 0 {
+			for ch := s.chunks[ci]; i < len(ch); i++ {
+				if hi.Less(ch[i].ID) || !fn(&ch[i]) {
+					return
+				}
 			}
 		}
 		return
 	}
-	for k := j - 1; k >= i; k-- {
-		if !fn(&s.ents[k]) {
+	ci, i := len(s.chunks), 0
+	if next, ok := hi.Next(); ok {
+		ci, i = s.search(next)
+	}
+	// Step back to the last entry <= hi.
+	for {
+		if i == 0 {
+			if ci == 0 {
+				return
+			}
+			ci--
+			i = len(s.chunks[ci])
+		}
+		i--
+		e := &s.chunks[ci][i]
+		if e.ID.Less(lo) || !fn(e) {
 			return
 		}
 	}
@@ -232,21 +268,57 @@ func (s *Stream) add(id StreamID, pairs [][]byte) {
 	for _, b := range pairs {
 		e.packed = packedAppend(e.packed, b)
 	}
-	s.ents = append(s.ents, e)
-	s.mem += size
+	if n := len(s.chunks); n == 0 || len(s.chunks[n-1]) >= streamChunk {
+		c := 1 // the first chunk grows from one entry: most streams are small
+		if n > 0 {
+			c = streamChunk
+		}
+		s.chunks = append(s.chunks, make([]StreamEntry, 0, c))
+	}
+	n := len(s.chunks) - 1
+	s.chunks[n] = append(s.chunks[n], e)
+	s.n++
+	s.mem += size + streamEntryMem
 	s.last = id
 	s.added++
 }
 
 // removeFront drops the first n entries.
 func (s *Stream) removeFront(n int) {
-	for i := range n {
-		s.mem -= cap(s.ents[i].packed)
-		s.ents[i] = StreamEntry{}
+	drop := 0
+	for n > 0 {
+		ch := s.chunks[drop]
+		k := min(n, len(ch))
+		for i := range k {
+			s.mem -= cap(ch[i].packed) + streamEntryMem
+			ch[i] = StreamEntry{}
+		}
+		s.n -= k
+		n -= k
+		if k == len(ch) {
+			s.chunks[drop] = nil
+			drop++
+		} else {
+			s.chunks[drop] = ch[k:]
+		}
 	}
-	s.ents = s.ents[n:]
-	if len(s.ents) < cap(s.ents)/4 {
-		s.ents = append(make([]StreamEntry, 0, len(s.ents)+len(s.ents)/2), s.ents...)
+	if drop > 0 {
+		s.chunks = append(s.chunks[:0], s.chunks[drop:]...)
+	}
+}
+
+// deleteAt removes entry i of chunk ci.
+func (s *Stream) deleteAt(ci, i int) {
+	ch := s.chunks[ci]
+	s.mem -= cap(ch[i].packed) + streamEntryMem
+	copy(ch[i:], ch[i+1:])
+	ch[len(ch)-1] = StreamEntry{}
+	s.chunks[ci] = ch[:len(ch)-1]
+	s.n--
+	if len(s.chunks[ci]) == 0 {
+		copy(s.chunks[ci:], s.chunks[ci+1:])
+		s.chunks[len(s.chunks)-1] = nil
+		s.chunks = s.chunks[:len(s.chunks)-1]
 	}
 }
 
@@ -275,18 +347,11 @@ func (s *Stream) apply(op Op, args [][]byte) (int64, bool, error) {
 		}
 		var n int64
 		for _, id := range ids {
-			i := s.search(id)
-			if i == len(s.ents) || s.ents[i].ID != id {
+			ci, i := s.search(id)
+			if ci == len(s.chunks) || s.chunks[ci][i].ID != id {
 				continue
 			}
-			if i == 0 {
-				s.removeFront(1)
-			} else {
-				s.mem -= cap(s.ents[i].packed)
-				copy(s.ents[i:], s.ents[i+1:])
-				s.ents[len(s.ents)-1] = StreamEntry{}
-				s.ents = s.ents[:len(s.ents)-1]
-			}
+			s.deleteAt(ci, i)
 			if s.maxDel.Less(id) {
 				s.maxDel = id
 			}
@@ -304,13 +369,17 @@ func (s *Stream) apply(op Op, args [][]byte) (int64, bool, error) {
 			if !ok {
 				return 0, false, badArgs(op, args)
 			}
-			cut = max(len(s.ents)-int(min(n, int64(len(s.ents)))), 0)
+			cut = s.n - int(min(n, int64(s.n)))
 		case "MINID":
 			id, _, ok := ParseStreamID(args[1], 0, false)
 			if !ok {
 				return 0, false, badArgs(op, args)
 			}
-			cut = s.search(id)
+			ci, i := s.search(id)
+			for _, ch := range s.chunks[:ci] {
+				cut += len(ch)
+			}
+			cut += i
 		default:
 			return 0, false, badArgs(op, args)
 		}
@@ -321,13 +390,13 @@ func (s *Stream) apply(op Op, args [][]byte) (int64, bool, error) {
 			return 0, false, badArgs(op, args)
 		}
 		last, _, ok := ParseStreamID(args[0], 0, false)
-		if !ok || len(s.ents) > 0 && last.Less(s.ents[len(s.ents)-1].ID) {
+		if !ok || s.n > 0 && last.Less(s.top().ID) {
 			return 0, false, fmt.Errorf("%w: xsetid %q below the top entry", ErrBadOp, args[0])
 		}
 		if len(args) == 3 {
 			added, ok1 := strconv.ParseUint(string(args[1]), 10, 64)
 			maxDel, _, ok2 := ParseStreamID(args[2], 0, false)
-			if ok1 != nil || !ok2 || added < uint64(len(s.ents)) || last.Less(maxDel) {
+			if ok1 != nil || !ok2 || added < uint64(s.n) || last.Less(maxDel) {
 				return 0, false, badArgs(op, args)
 			}
 			s.added, s.maxDel = added, maxDel
@@ -345,13 +414,13 @@ func (s *Stream) AppendBinary(dst []byte) []byte {
 	dst = appendUvarint(appendUvarint(dst, s.last.Ms), s.last.Seq)
 	dst = appendUvarint(dst, s.added)
 	dst = appendUvarint(appendUvarint(dst, s.maxDel.Ms), s.maxDel.Seq)
-	dst = appendUvarint(dst, uint64(len(s.ents)))
-	for i := range s.ents {
-		e := &s.ents[i]
+	dst = appendUvarint(dst, uint64(s.n))
+	s.Range(StreamID{}, MaxStreamID, false, func(e *StreamEntry) bool {
 		dst = appendUvarint(appendUvarint(dst, e.ID.Ms), e.ID.Seq)
 		dst = appendUvarint(dst, uint64(e.pairs))
 		dst = append(dst, e.packed...)
-	}
+		return true
+	})
 	return dst
 }
 
@@ -384,7 +453,7 @@ func decodeStream(b []byte) (*Stream, error) {
 	if err := r.done(); err != nil {
 		return nil, err
 	}
-	if last.Less(s.last) || added < uint64(len(s.ents)) || last.Less(maxDel) {
+	if last.Less(s.last) || added < uint64(s.n) || last.Less(maxDel) {
 		return nil, fmt.Errorf("%w: stream metadata %s %d %s does not fit its entries", ErrBadOp, last, added, maxDel)
 	}
 	s.last, s.added, s.maxDel = last, added, maxDel
