@@ -8,6 +8,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/turnstile/turnstile/coll"
 	"github.com/turnstile/turnstile/shards"
 )
 
@@ -21,6 +22,8 @@ const (
 	OpDel      Op = 2 // remove Key from DB
 	OpFlushDB  Op = 3 // remove every key of DB
 	OpFlushAll Op = 4 // remove every key of every database
+	OpExpire   Op = 5 // set the expiry of Key in DB to Entry.Exp (0: none), keeping its value
+	OpField    Op = 6 // apply Field with Args to the collection at Key in DB (package coll)
 )
 
 // Effect is one logged change to the keyspace, with absolute times only.
@@ -28,7 +31,9 @@ type Effect struct {
 	Op    Op
 	DB    int
 	Key   []byte
-	Entry shards.Entry // OpSet only: KindInt or KindBytes; Exp is absolute Unix ns (0 = none)
+	Entry shards.Entry // OpSet: the value (any kind); OpExpire: Exp only. Exp is absolute Unix ns (0 = none)
+	Field coll.Op      // OpField: the change
+	Args  [][]byte     // OpField: its arguments
 }
 
 // EmitFunc receives one live key of a dump (snapshot or log rewrite). key

@@ -11,7 +11,10 @@ package persistence
 // be, which a whole record can never look like because its payload starts
 // with a non-zero op code (recReader.bad).
 
-import "github.com/turnstile/turnstile/shards"
+import (
+	"github.com/turnstile/turnstile/coll"
+	"github.com/turnstile/turnstile/shards"
+)
 
 // Op codes: the first byte of a record payload.
 const (
@@ -19,9 +22,9 @@ const (
 	opcodeDel      byte = 2 // OpDel
 	opcodeFlushDB  byte = 3 // OpFlushDB
 	opcodeFlushAll byte = 4 // OpFlushAll
-	// 5 to 31 are reserved for field-level effects on hashes, lists, sets
-	// and sorted sets (a change to one field or element rather than a whole
-	// value); they are neither written nor read yet.
+	opcodeExpire   byte = 5 // OpExpire (format version 2)
+	opcodeField    byte = 6 // OpField (format version 2)
+	// 7 to 31 stay reserved for key-level effects.
 	opcodeEnd byte = 0xFF // last record of a dump: the number of SET records before it
 )
 
@@ -30,13 +33,48 @@ const (
 const (
 	valueInt   byte = 1 // shards.KindInt: a varint
 	valueBytes byte = 2 // shards.KindBytes: a uvarint length, then the bytes
-	// Reserved for whole values of the coming collection kinds; neither
-	// written nor read yet (a reader rejects them as unknown).
-	valueHash byte = 3
-	valueList byte = 4
-	valueSet  byte = 5
-	valueZSet byte = 6
+	// Whole collection values (format version 2): a uvarint length, then
+	// the value's persistent form (coll's AppendBinary).
+	valueHash   byte = 3
+	valueList   byte = 4
+	valueSet    byte = 5
+	valueZSet   byte = 6
+	valueStream byte = 7
 )
+
+// Field op codes: the byte after the key in a FIELD record, naming the
+// coll.Op. Never renumber or reuse one.
+var fieldCodes = [...]struct {
+	op   coll.Op
+	code byte
+}{
+	{coll.OpHSet, 1}, {coll.OpHDel, 2},
+	{coll.OpSAdd, 3}, {coll.OpSRem, 4},
+	{coll.OpZAdd, 5}, {coll.OpZRem, 6}, {coll.OpZRemRangeByScore, 7}, {coll.OpZRemRangeByRank, 8}, {coll.OpZRemRangeByLex, 9},
+	{coll.OpLPush, 10}, {coll.OpRPush, 11}, {coll.OpLPop, 12}, {coll.OpRPop, 13},
+	{coll.OpLSet, 14}, {coll.OpLTrim, 15}, {coll.OpLInsert, 16}, {coll.OpLRem, 17},
+	{coll.OpXAdd, 18}, {coll.OpXDel, 19}, {coll.OpXTrim, 20}, {coll.OpXSetID, 21},
+}
+
+// fieldCode returns the file's code for a collection op.
+func fieldCode(op coll.Op) (byte, bool) {
+	for _, f := range fieldCodes {
+		if f.op == op {
+			return f.code, true
+		}
+	}
+	return 0, false
+}
+
+// fieldOp returns the collection op a file's field code stands for.
+func fieldOp(code byte) (coll.Op, bool) {
+	for _, f := range fieldCodes {
+		if f.code == code {
+			return f.op, true
+		}
+	}
+	return 0, false
+}
 
 // opCode returns the file's code for op; ok is false for an Op the format
 // cannot hold.
@@ -50,6 +88,10 @@ func opCode(op Op) (code byte, ok bool) {
 		return opcodeFlushDB, true
 	case OpFlushAll:
 		return opcodeFlushAll, true
+	case OpExpire:
+		return opcodeExpire, true
+	case OpField:
+		return opcodeField, true
 	}
 	return 0, false
 }
@@ -66,6 +108,10 @@ func opOf(code byte) (op Op, ok bool) {
 		return OpFlushDB, true
 	case opcodeFlushAll:
 		return OpFlushAll, true
+	case opcodeExpire:
+		return OpExpire, true
+	case opcodeField:
+		return OpField, true
 	}
 	return 0, false
 }
@@ -78,6 +124,16 @@ func valueCode(k shards.Kind) (code byte, ok bool) {
 		return valueInt, true
 	case shards.KindBytes:
 		return valueBytes, true
+	case shards.KindHash:
+		return valueHash, true
+	case shards.KindList:
+		return valueList, true
+	case shards.KindSet:
+		return valueSet, true
+	case shards.KindZSet:
+		return valueZSet, true
+	case shards.KindStream:
+		return valueStream, true
 	}
 	return 0, false
 }
@@ -90,6 +146,16 @@ func kindOf(code byte) (k shards.Kind, ok bool) {
 		return shards.KindInt, true
 	case valueBytes:
 		return shards.KindBytes, true
+	case valueHash:
+		return shards.KindHash, true
+	case valueList:
+		return shards.KindList, true
+	case valueSet:
+		return shards.KindSet, true
+	case valueZSet:
+		return shards.KindZSet, true
+	case valueStream:
+		return shards.KindStream, true
 	}
 	return 0, false
 }

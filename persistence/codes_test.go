@@ -38,16 +38,31 @@ func TestCodesPinned(t *testing.T) {
 			t.Errorf("kindOf(%d) = %d, %v; want %d", c.code, got, ok, c.kind)
 		}
 	}
-	// Reserved, and not accepted until they are implemented.
-	if valueHash != 3 || valueList != 4 || valueSet != 5 || valueZSet != 6 {
-		t.Errorf("reserved value codes are %d %d %d %d, want 3 4 5 6", valueHash, valueList, valueSet, valueZSet)
-	}
-	for code := 3; code <= 6; code++ {
-		if k, ok := kindOf(byte(code)); ok {
-			t.Errorf("reserved value code %d is read as kind %d", code, k)
+	// Format version 2: collections, EXPIRE and FIELD.
+	for _, c := range []struct {
+		kind shards.Kind
+		code byte
+	}{{shards.KindHash, 3}, {shards.KindList, 4}, {shards.KindSet, 5}, {shards.KindZSet, 6}, {shards.KindStream, 7}} {
+		if got, ok := valueCode(c.kind); !ok || got != c.code {
+			t.Errorf("valueCode(%d) = %d, %v; want %d", c.kind, got, ok, c.code)
+		}
+		if got, ok := kindOf(c.code); !ok || got != c.kind {
+			t.Errorf("kindOf(%d) = %d, %v; want %d", c.code, got, ok, c.kind)
 		}
 	}
-	for code := 5; code <= 31; code++ {
+	if opcodeExpire != 5 || opcodeField != 6 {
+		t.Errorf("EXPIRE and FIELD codes are %d %d, want 5 6", opcodeExpire, opcodeField)
+	}
+	for i, f := range fieldCodes {
+		if int(f.code) != i+1 {
+			t.Errorf("field op %s has code %d, want %d", f.op, f.code, i+1)
+		}
+		if op, ok := fieldOp(f.code); !ok || op != f.op {
+			t.Errorf("fieldOp(%d) = %s", f.code, op)
+		}
+	}
+	// Still reserved.
+	for code := 7; code <= 31; code++ {
 		if op, ok := opOf(byte(code)); ok {
 			t.Errorf("reserved op code %d is read as op %d", code, op)
 		}

@@ -1,7 +1,8 @@
 package persistence
 
 // Golden tests: the bytes below and the files in testdata/ were produced by
-// the format version 1 writer and are pinned here, so that a change to the
+// the format version 1 writer (version 2 for the EXPIRE, FIELD and
+// collection records, and the headers) and are pinned here, so that a change to the
 // in-memory enums (shards.Kind, Op) or to the on-disk codes that would change
 // what is written, or how existing files are read, fails a test. Never
 // regenerate them to make a test pass: a file written by an older build must
@@ -10,9 +11,12 @@ package persistence
 import (
 	"bytes"
 	"encoding/hex"
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/turnstile/turnstile/coll"
 
 	"github.com/turnstile/turnstile/shards"
 )
@@ -40,9 +44,11 @@ var goldenRecords = []struct {
 }
 
 const (
-	goldenEndRecord  = "020000002ca5a0d241" + "ff" + "03" // END, count 3
-	goldenDumpHeader = "5455524e5354494c01010000e22517e8"
-	goldenIncrHeader = "5455524e5354494c0102000091e53902"
+	goldenEndRecord = "020000002ca5a0d241" + "ff" + "03" // END, count 3
+	// Version 1 headers (golden files) and the version 2 headers written now.
+	goldenDumpHeaderV1 = "5455524e5354494c01010000e22517e8"
+	goldenDumpHeader   = "5455524e5354494c02010000dbac358a"
+	goldenIncrHeader   = "5455524e5354494c02020000a86c1b60"
 )
 
 func mustHex(t *testing.T, s string) []byte {
@@ -164,6 +170,8 @@ func TestGoldenSnapshot(t *testing.T) {
 	if err := WriteSnapshot(OSFS{}, out, goldenDump); err != nil {
 		t.Fatal(err)
 	}
+	// The same records, under a version 2 header.
+	want = append(mustHex(t, goldenDumpHeader), want[len(goldenDumpHeaderV1)/2:]...)
 	if b, err := os.ReadFile(out); err != nil || !bytes.Equal(b, want) {
 		t.Fatalf("rewritten snapshot differs from %s (%v):\n%x\n%x", path, err, b, want)
 	}
@@ -205,4 +213,50 @@ func TestGoldenLog(t *testing.T) {
 		want = append(want, g.e)
 	}
 	checkEffects(t, "golden log", got, want)
+}
+
+// goldenRecordsV2 are the records format version 2 added, pinned the same
+// way: EXPIRE, FIELD, and a whole collection value.
+func goldenRecordsV2() []struct {
+	name string
+	e    Effect
+	hex  string
+} {
+	h := coll.NewHash()
+	coll.Apply(h, coll.OpHSet, [][]byte{[]byte("f"), []byte("v")})
+	return []struct {
+		name string
+		e    Effect
+		hex  string
+	}{
+		{"EXPIRE", Effect{Op: OpExpire, DB: 1, Key: []byte("k"), Entry: shards.Entry{Exp: 1_700_000_000_123_456_789}},
+			"0d000000fef332cd07" + "05" + "01" + "016b" + "aab4aed8c7bfce972f"},
+		{"FIELD hset", Effect{Op: OpField, DB: 0, Key: []byte("h"), Field: coll.OpHSet, Args: [][]byte{[]byte("f"), []byte("v")}},
+			"0a0000009c55b851e2" + "06" + "00" + "0168" + "01" + "02" + "0166" + "0176"},
+		{"SET hash", Effect{Op: OpSet, DB: 0, Key: []byte("h"), Entry: shards.Entry{Kind: shards.KindHash, Obj: h, Exp: 5}},
+			"0c000000e844fa9433" + "01" + "00" + "0168" + "03" + "05" + "01" + "0166" + "0176" + "0a"},
+	}
+}
+
+func TestGoldenRecordsV2(t *testing.T) {
+	for _, g := range goldenRecordsV2() {
+		b := appendRecord(nil, &g.e)
+		if got := hex.EncodeToString(b); got != g.hex {
+			t.Errorf("%s: encodes as\n%s, want\n%s", g.name, got, g.hex)
+		}
+		var e Effect
+		n, end, _, err := decodeRecord(b, &e)
+		if err != nil || end || n != len(b) {
+			t.Fatalf("%s: decode: n=%d end=%v err=%v", g.name, n, end, err)
+		}
+		if e.Op != g.e.Op || e.DB != g.e.DB || string(e.Key) != string(g.e.Key) || e.Entry.Exp != g.e.Entry.Exp ||
+			e.Entry.Kind != g.e.Entry.Kind || e.Field != g.e.Field || fmt.Sprint(e.Args) != fmt.Sprint(g.e.Args) {
+			t.Errorf("%s: decodes as %+v, want %+v", g.name, e, g.e)
+		}
+		if v, ok := g.e.Entry.Obj.(coll.Value); ok {
+			if w, ok := e.Entry.Obj.(coll.Value); !ok || !bytes.Equal(w.AppendBinary(nil), v.AppendBinary(nil)) {
+				t.Errorf("%s: value decodes as %v", g.name, e.Entry.Obj)
+			}
+		}
+	}
 }

@@ -25,6 +25,9 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/turnstile/turnstile/coll"
+	"github.com/turnstile/turnstile/shards"
 )
 
 var (
@@ -287,6 +290,12 @@ func checkEffect(e *Effect) {
 	}
 	if _, ok := valueCode(e.Entry.Kind); e.Op == OpSet && !ok {
 		panic(fmt.Sprintf("persistence: cannot log entry kind %d", e.Entry.Kind))
+	}
+	if _, ok := e.Entry.Obj.(coll.Value); e.Op == OpSet && e.Entry.Kind >= shards.KindHash && !ok {
+		panic(fmt.Sprintf("persistence: entry kind %d without a collection value", e.Entry.Kind))
+	}
+	if _, ok := fieldCode(e.Field); e.Op == OpField && !ok {
+		panic(fmt.Sprintf("persistence: cannot log collection op %s", e.Field))
 	}
 	if uint64(len(e.Key))+uint64(len(e.Entry.Str)) > MaxPayload-64 {
 		panic("persistence: effect too large for one record")

@@ -13,6 +13,7 @@ import (
 	"io"
 	"math"
 
+	"github.com/turnstile/turnstile/coll"
 	"github.com/turnstile/turnstile/shards"
 )
 
@@ -39,8 +40,12 @@ func (t FileType) String() string {
 }
 
 const (
-	fileMagic     = "TURNSTIL"
-	formatVersion = 1
+	fileMagic = "TURNSTIL"
+	// formatVersion is the version this build writes. Version 2 added
+	// collection values and the EXPIRE and FIELD ops; version 1 files
+	// (which cannot hold them) still load.
+	formatVersion = 2
+	oldestVersion = 1
 	headerLen     = 16 // magic 8, version 1, type 1, reserved 2, CRC-32C 4
 
 	recHeaderLen = 9 // length u32le, CRC-8 of the length, CRC-32C of the payload u32le
@@ -123,8 +128,8 @@ func parseHeader(h []byte) (FileType, string) {
 	if string(h[:8]) != fileMagic {
 		return 0, "not a Turnstile data file (bad magic)"
 	}
-	if h[8] != formatVersion {
-		return 0, fmt.Sprintf("unsupported format version %d (this build reads %d)", h[8], formatVersion)
+	if h[8] < oldestVersion || h[8] > formatVersion {
+		return 0, fmt.Sprintf("unsupported format version %d (this build reads %d to %d)", h[8], oldestVersion, formatVersion)
 	}
 	if h[10] != 0 || h[11] != 0 {
 		return 0, "reserved header bytes are not zero"
@@ -189,7 +194,23 @@ func appendPayload(dst []byte, e *Effect) []byte {
 	dst = binary.AppendUvarint(dst, uint64(db))
 	dst = binary.AppendUvarint(dst, uint64(len(key)))
 	dst = append(dst, key...)
-	if e.Op != OpSet {
+	switch e.Op {
+	case OpExpire:
+		return binary.AppendVarint(dst, e.Entry.Exp)
+	case OpField:
+		fc, ok := fieldCode(e.Field)
+		if !ok {
+			panic(fmt.Sprintf("persistence: cannot log collection op %s", e.Field))
+		}
+		dst = append(dst, fc)
+		dst = binary.AppendUvarint(dst, uint64(len(e.Args)))
+		for _, a := range e.Args {
+			dst = binary.AppendUvarint(dst, uint64(len(a)))
+			dst = append(dst, a...)
+		}
+		return dst
+	case OpSet:
+	default:
 		return dst
 	}
 	vc, ok := valueCode(e.Entry.Kind)
@@ -203,6 +224,14 @@ func appendPayload(dst []byte, e *Effect) []byte {
 	case valueBytes:
 		dst = binary.AppendUvarint(dst, uint64(len(e.Entry.Str)))
 		dst = append(dst, e.Entry.Str...)
+	case valueHash, valueList, valueSet, valueZSet, valueStream:
+		v, ok := e.Entry.Obj.(coll.Value)
+		if !ok {
+			panic(fmt.Sprintf("persistence: entry kind %d without a collection value", e.Entry.Kind))
+		}
+		body := v.AppendBinary(nil)
+		dst = binary.AppendUvarint(dst, uint64(len(body)))
+		dst = append(dst, body...)
 	default: // valueCode and this switch disagree
 		panic(fmt.Sprintf("persistence: no encoding for value code %d (entry kind %d)", vc, e.Entry.Kind))
 	}
@@ -245,6 +274,17 @@ func decodePayload(p []byte, e *Effect) (end bool, count uint64, reason string) 
 	p = p[k:]
 	*e = Effect{Op: op, DB: int(db), Key: p[:kl:kl]}
 	p = p[kl:]
+	switch e.Op {
+	case OpExpire:
+		exp, k := binary.Varint(p)
+		if k <= 0 || k != len(p) {
+			return false, 0, "bad expiry"
+		}
+		e.Entry.Exp = exp
+		return false, 0, ""
+	case OpField:
+		return false, 0, decodeField(p, e)
+	}
 	if e.Op != OpSet {
 		if len(p) != 0 {
 			return false, 0, "trailing bytes after key"
@@ -282,6 +322,18 @@ func decodePayload(p []byte, e *Effect) (end bool, count uint64, reason string) 
 		p = p[k:]
 		e.Entry = shards.Entry{Kind: kind, Str: p[:vl:vl]}
 		p = p[vl:]
+	case valueHash, valueList, valueSet, valueZSet, valueStream:
+		vl, k := binary.Uvarint(p)
+		if k <= 0 || vl > uint64(len(p)-k) {
+			return false, 0, "bad value length"
+		}
+		p = p[k:]
+		v, err := coll.Decode(kind, p[:vl])
+		if err != nil {
+			return false, 0, fmt.Sprintf("bad %s value: %v", shards.Entry{Kind: kind}.TypeName(), err)
+		}
+		e.Entry = shards.Entry{Kind: kind, Obj: v}
+		p = p[vl:]
 	default: // kindOf and this switch disagree
 		return false, 0, fmt.Sprintf("unknown value kind %d", vc)
 	}
@@ -294,6 +346,39 @@ func decodePayload(p []byte, e *Effect) (end bool, count uint64, reason string) 
 	}
 	e.Entry.Exp = exp
 	return false, 0, ""
+}
+
+// decodeField decodes the rest of a FIELD payload (after the key) into e,
+// whose Args then alias p. It returns a reason when p is malformed.
+func decodeField(p []byte, e *Effect) string {
+	if len(p) == 0 {
+		return "missing field op"
+	}
+	op, ok := fieldOp(p[0])
+	if !ok {
+		return fmt.Sprintf("unknown field op %d", p[0])
+	}
+	p = p[1:]
+	n, k := binary.Uvarint(p)
+	if k <= 0 || n > uint64(len(p)-k) { // each argument takes a byte at least
+		return "bad argument count"
+	}
+	p = p[k:]
+	args := make([][]byte, 0, n)
+	for range n {
+		l, k := binary.Uvarint(p)
+		if k <= 0 || l > uint64(len(p)-k) {
+			return "bad argument length"
+		}
+		p = p[k:]
+		args = append(args, p[:l:l])
+		p = p[l:]
+	}
+	if len(p) != 0 {
+		return "trailing bytes after arguments"
+	}
+	e.Field, e.Args = op, args
+	return ""
 }
 
 // decodeRecord decodes the first record of b (used by the fuzzer and by

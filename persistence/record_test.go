@@ -91,7 +91,8 @@ func TestHeader(t *testing.T) {
 	}
 	// Valid checksum over a bad version, type or reserved bytes.
 	for _, mod := range []func([]byte){
-		func(h []byte) { h[8] = 2 },
+		func(h []byte) { h[8] = 3 },
+		func(h []byte) { h[8] = 0 },
 		func(h []byte) { h[9] = 3 },
 		func(h []byte) { h[10] = 1 },
 	} {

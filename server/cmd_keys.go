@@ -201,7 +201,10 @@ func cmdCopy(x *Ctx) {
 		x.w.Int(0)
 		return
 	}
-	x.putDB(db, dst, e) // Put copies the value bytes
+	if v, ok := e.Obj.(shards.Object); ok {
+		e.Obj = v.CloneObject() // Put copies string bytes, not collections
+	}
+	x.putDB(db, dst, e)
 	x.w.Int(1)
 }
 
@@ -297,8 +300,7 @@ func expireGeneric(x *Ctx, unit int64, abs bool) {
 	if exp <= x.now || exp <= 0 {
 		x.del(key)
 	} else {
-		e.Exp = exp
-		x.put(key, e)
+		x.setExpiry(key, e, exp)
 	}
 	x.w.Int(1)
 }
@@ -335,8 +337,7 @@ func cmdPersist(x *Ctx) {
 		x.w.Int(0)
 		return
 	}
-	e.Exp = 0
-	x.put(key, e)
+	x.setExpiry(key, e, 0)
 	x.w.Int(1)
 }
 

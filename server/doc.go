@@ -42,9 +42,14 @@
 //     access panics unless the execution holds the key's shard: that is the
 //     rule a script's undeclared keys and the cluster's key routing rely on.
 //
-//  4. Effects are whole-value overwrites with absolute times: "key := this
-//     value, expiring at Unix ns T", "delete key", "flush database". They
-//     are idempotent: replaying a log twice gives the same keyspace.
+//  4. Effects carry absolute times and no decisions: "key := this value,
+//     expiring at Unix ns T", "delete key", "flush database", "key's
+//     expiry := T", and for collections "apply this coll.Op with these
+//     arguments" (coll.go). A collection op is deterministic given the
+//     value it applies to (no clock, no randomness: SPOP logs the members
+//     it removed, ZINCRBY the resulting score), and handlers change
+//     collections only by applying the op they log, through the same
+//     function replay uses (applyOp), so replay rebuilds memory exactly.
 //
 //  5. end (exec.go) is the only place where a unit's effects leave it, and
 //     it does so in this order, while every lock is still held: Append to
@@ -73,19 +78,18 @@
 //
 // # Expiry and replay
 //
-// Expiry is not logged today: an entry carries its absolute expiry, a read
-// hides (and lazily deletes) a key whose expiry has passed, and after a
-// load dropExpired removes every key that expired while the server was
-// down. ApplyEffect stores entries exactly as logged and reads no clock.
+// Expiry is not logged: an entry carries its absolute expiry, a read hides
+// (and lazily deletes) a key whose expiry has passed, and after a load
+// dropExpired removes every key that expired while the server was down.
+// ApplyEffect reads no clock: it stores entries exactly as logged and
+// applies collection ops to the value it holds, expired or not.
 //
-// When field-level effects arrive (a hash field, a sorted-set member),
-// replay can no longer rebuild an expired key from one overwrite: a field
-// effect applied to a key that a replica's clock considers expired would
-// resurrect or drop fields differently on different nodes. Then the rule
-// becomes: the leader (or the writing server) decides expiry once, with its
-// execution's now, and logs it as a delete effect; replay and replicas
-// never delete on their own clock, they only hide expired keys from reads
-// until the logged delete arrives.
+// Collection ops would go wrong there on their own: a key may expire (and
+// be recreated) without a logged delete, and replay still holds the old
+// value until dropExpired. So creating a collection key always logs a
+// delete of the key first (coll.go): replay then starts the new value
+// from nothing too. A field change to a live key keeps its expiry, in
+// memory and in replay alike.
 //
 // # Locking rules
 //

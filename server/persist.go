@@ -156,6 +156,21 @@ func (s *Server) ApplyEffect(e persistence.Effect) error {
 		if err := db.PutChecked(e.Key, e.Entry); err != nil {
 			return fmt.Errorf("apply effect to database %d: %w", e.DB, err)
 		}
+	case persistence.OpExpire:
+		i := db.ShardOf(e.Key)
+		db.Lock(i)
+		defer db.Unlock(i)
+		if cur, _, ok := db.Find(e.Key); ok {
+			cur.Exp = e.Entry.Exp
+			db.Put(e.Key, cur)
+		}
+	case persistence.OpField:
+		i := db.ShardOf(e.Key)
+		db.Lock(i)
+		defer db.Unlock(i)
+		if _, _, err := applyOp(db, e.Key, e.Field, e.Args); err != nil {
+			return fmt.Errorf("apply %s to key %q of database %d: %w", e.Field, e.Key, e.DB, err)
+		}
 	case persistence.OpFlushDB:
 		db.Flush()
 	case persistence.OpFlushAll:

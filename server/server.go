@@ -170,7 +170,7 @@ func New(cfg Config) (*Server, error) {
 	}
 	s.table = newTable(
 		connectionCommands(), serverCommands(), transactionCommands(),
-		stringCommands(), keyCommands(), throttleCommands(), persistCommands(),
+		stringCommands(), keyCommands(), objectCommands(), throttleCommands(), persistCommands(),
 		cfg.extraCommands,
 	)
 	s.stats.init(s.table)

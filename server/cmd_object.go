@@ -1,0 +1,144 @@
+package server
+
+import (
+	"encoding/binary"
+	"math"
+
+	"github.com/turnstile/turnstile/coll"
+	"github.com/turnstile/turnstile/command"
+	"github.com/turnstile/turnstile/resp"
+	"github.com/turnstile/turnstile/shards"
+)
+
+// OBJECT and MEMORY: what a key's value looks like inside.
+
+func objectCommands() []*Command {
+	const g = "generic"
+	ro := command.Readonly
+	return []*Command{
+		{Name: "object", Arity: -2, Flags: 0, Group: g, Since: "2.2.3",
+			Summary: "A container for object introspection commands.", Subs: []*Command{
+				{Name: "encoding", Arity: 3, Flags: ro, FirstKey: 2, LastKey: 2, Step: 1, Args: "<key>", Since: "2.2.3",
+					Summary: "Returns the internal encoding of a key's value.", Handler: objectEncoding},
+				{Name: "freq", Arity: 3, Flags: ro, FirstKey: 2, LastKey: 2, Step: 1, Args: "<key>", Since: "4.0.0",
+					Summary: "Returns the logarithmic access frequency counter of a key's value.", Handler: objectFreq},
+				{Name: "idletime", Arity: 3, Flags: ro, FirstKey: 2, LastKey: 2, Step: 1, Args: "<key>", Since: "2.2.3",
+					Summary: "Returns the time since the last access to a key's value (not tracked yet: always 0).", Handler: objectIdleTime},
+				{Name: "refcount", Arity: 3, Flags: ro, FirstKey: 2, LastKey: 2, Step: 1, Args: "<key>", Since: "2.2.3",
+					Summary: "Returns the reference count of a value of a key.", Handler: objectRefCount},
+				{Name: "help", Arity: 2, Flags: command.Loading | command.Stale, Since: "6.2.0",
+					Summary: "Returns helpful text about the different subcommands.", Handler: subcommandHelp},
+			}},
+		{Name: "memory", Arity: -2, Flags: 0, Group: "server", Since: "4.0.0",
+			Summary: "A container for memory diagnostics commands.", Subs: []*Command{
+				{Name: "usage", Arity: -3, Flags: ro, FirstKey: 2, LastKey: 2, Step: 1, Args: "<key> [SAMPLES <count>]", Since: "4.0.0",
+					Summary: "Estimates the memory usage of a key.", Handler: memoryUsage},
+				{Name: "help", Arity: 2, Flags: command.Loading | command.Stale, Since: "4.0.0",
+					Summary: "Returns helpful text about the different subcommands.", Handler: subcommandHelp},
+			}},
+	}
+}
+
+// objectEntry returns the live entry of OBJECT's key, or replies nil.
+func objectEntry(x *Ctx) (shards.Entry, bool) {
+	e, ok := x.get(x.args[2])
+	if !ok {
+		x.w.Null()
+	}
+	return e, ok
+}
+
+// embstrMax is the longest string Redis keeps in the "embstr" encoding.
+const embstrMax = 44
+
+func objectEncoding(x *Ctx) {
+	e, ok := objectEntry(x)
+	if !ok {
+		return
+	}
+	switch e.Kind {
+	case shards.KindInt:
+		x.w.BulkString("int")
+	case shards.KindBytes:
+		// Redis also turns a short string "raw" once APPEND or SETRANGE
+		// changed it; Turnstile does not keep that history.
+		if len(e.Str) <= embstrMax {
+			x.w.BulkString("embstr")
+		} else {
+			x.w.BulkString("raw")
+		}
+	default:
+		x.w.BulkString(e.Obj.(coll.Value).Encoding())
+	}
+}
+
+// sharedIntegers: Redis shares one object for each integer below this, and
+// reports its reference count as the maximum.
+const sharedIntegers = 10000
+
+func objectRefCount(x *Ctx) {
+	e, ok := objectEntry(x)
+	if !ok {
+		return
+	}
+	if e.Kind == shards.KindInt && e.Int >= 0 && e.Int < sharedIntegers {
+		x.w.Int(math.MaxInt32)
+		return
+	}
+	x.w.Int(1)
+}
+
+func objectIdleTime(x *Ctx) {
+	if _, ok := objectEntry(x); ok {
+		x.w.Int(0) // access times are not tracked (no LRU eviction yet)
+	}
+}
+
+func objectFreq(x *Ctx) {
+	if _, ok := objectEntry(x); ok {
+		x.w.Error("ERR An LFU maxmemory policy is not selected, access frequency not tracked. Please note that when switching between policies at runtime LRU and LFU data will take some time to adjust.")
+	}
+}
+
+// memoryUsage is MEMORY USAGE key [SAMPLES count]. The figure is what the
+// key costs in its shard: its slot, its record (key bytes, expiry, string
+// value) and, for a collection, the value's own estimate. SAMPLES is
+// accepted and ignored: collections keep a running count, nothing is
+// sampled.
+func memoryUsage(x *Ctx) {
+	for i := 3; i < len(x.args); i += 2 {
+		if !isKeyword(x.args[i], "samples") || i+1 >= len(x.args) {
+			x.w.Error(errSyntax)
+			return
+		}
+		if _, ok := resp.ParseInt(x.args[i+1]); !ok {
+			x.w.Error(errNotInt)
+			return
+		}
+	}
+	key := x.args[2]
+	e, ok := x.get(key)
+	if !ok {
+		x.w.Null()
+		return
+	}
+	x.w.Int(int64(entryMemory(key, e)))
+}
+
+// entryMemory estimates the bytes key and its entry e take.
+func entryMemory(key []byte, e shards.Entry) int {
+	const slot = 16
+	var lenBuf [binary.MaxVarintLen64]byte
+	n := slot + binary.PutUvarint(lenBuf[:], uint64(len(key))) + len(key)
+	if e.Exp != 0 && !(e.Kind == shards.KindInt && e.Exp == e.Int) {
+		n += 8
+	}
+	switch e.Kind {
+	case shards.KindInt:
+	case shards.KindBytes:
+		n += len(e.Str)
+	default:
+		n += 16 + e.Obj.(coll.Value).MemoryUsage() // the table's reference, then the value
+	}
+	return n
+}
