@@ -434,7 +434,7 @@ func decodeStream(b []byte) (*Stream, error) {
 	var prev StreamID
 	for i := 0; i < n && r.err == nil; i++ {
 		id := StreamID{r.uvarint(), r.uvarint()}
-		pairs := r.count(4)
+		pairs := r.count(2) // a pair takes two bytes at least (empty field and value)
 		if r.err != nil {
 			break
 		}

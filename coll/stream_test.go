@@ -73,6 +73,12 @@ func TestStreamOps(t *testing.T) {
 	if d.MemoryUsage() != s.MemoryUsage() {
 		t.Fatalf("memory %d vs %d", d.MemoryUsage(), s.MemoryUsage())
 	}
+	e := NewStream()
+	apply(t, e, OpXAdd, "1-1", "", "", "h", "")
+	apply(t, e, OpXAdd, "1-2", "a", "b")
+	if d, err := Decode(shards.KindStream, e.AppendBinary(nil)); err != nil || streamIDs(d.(*Stream), StreamID{}, MaxStreamID, false) != "[1-1[  h ] 1-2[a b]]" {
+		t.Fatalf("empty fields: %v", err)
+	}
 	apply(t, s, OpXSetID, "5-5", "20", "4-0")
 	if s.LastID() != (StreamID{5, 5}) || s.EntriesAdded() != 20 {
 		t.Fatal("xsetid")
