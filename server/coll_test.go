@@ -7,6 +7,7 @@ import (
 
 	"github.com/turnstile/turnstile/coll"
 	"github.com/turnstile/turnstile/command"
+	"github.com/turnstile/turnstile/shards"
 )
 
 // Tests of the collection plumbing (coll.go) through two test-only
@@ -138,5 +139,69 @@ func TestCollectionsSurviveRestart(t *testing.T) {
 			r.expect("+hash\r\n", "TYPE", "big")
 			r.expect(":0\r\n", "TEST.HSET", "big", "f199", strings.Repeat("v", 199))
 		})
+	}
+}
+
+// TestCollectionChangeTouchesWatchers: a field change by another client
+// aborts an EXEC that watched the key; an op that changes nothing does not.
+func TestCollectionChangeTouchesWatchers(t *testing.T) {
+	_, addr, _ := newTestServer(t, withCollTest(nil))
+	a, b := dialRaw(t, addr), dialRaw(t, addr)
+	b.do("TEST.HSET", "h", "f", "1")
+	for _, c := range []struct {
+		other []string
+		want  string
+	}{
+		{[]string{"TEST.HDEL", "h", "nosuchfield"}, "*1\r\n+PONG\r\n"}, // no change: EXEC runs
+		{[]string{"TEST.HSET", "h", "f", "2"}, "*-1\r\n"},              // a change: EXEC aborts
+	} {
+		a.do("WATCH", "h")
+		b.do(c.other...)
+		a.do("MULTI")
+		a.do("PING")
+		if got := a.do("EXEC"); got != c.want {
+			t.Fatalf("after %v: EXEC = %q, want %q", c.other, got, c.want)
+		}
+	}
+}
+
+// TestSnapshotDuringCollectionWrites: a dump holds every collection as it
+// was at the dump's instant, even a value that a client changes after the
+// instant but before the dump reaches it (copy on write).
+func TestSnapshotDuringCollectionWrites(t *testing.T) {
+	s, addr, _ := newTestServer(t, withCollTest(nil))
+	rc := dialRaw(t, addr)
+	const n = 50
+	for i := 0; i < n; i++ {
+		rc.do("TEST.HSET", "h"+itoa(int64(i)), "before", "1")
+	}
+	seen := map[string]string{}
+	err := s.dump(func(db int, key []byte, e shards.Entry) error {
+		if len(seen) == 0 { // the dump's instant has passed: change everything
+			for i := 0; i < n; i++ {
+				rc.do("TEST.HSET", "h"+itoa(int64(i)), "after", "2")
+			}
+		}
+		var b strings.Builder
+		e.Obj.(*coll.Hash).Each(func(f, v []byte) bool {
+			b.WriteString(string(f) + "=" + string(v) + ";")
+			return true
+		})
+		seen[string(key)] = b.String()
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(seen) != n {
+		t.Fatalf("dump saw %d keys, want %d", len(seen), n)
+	}
+	for k, v := range seen {
+		if v != "before=1;" {
+			t.Fatalf("dump saw %s = %q, want the value at its instant", k, v)
+		}
+	}
+	if got := rc.do("TEST.HDUMP", "h7"); got != "$17\r\nbefore=1;after=2;\r\n" {
+		t.Fatalf("live value after the dump: %q", got)
 	}
 }
