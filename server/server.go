@@ -174,7 +174,8 @@ func New(cfg Config) (*Server, error) {
 	s.table = newTable(
 		connectionCommands(), serverCommands(), transactionCommands(),
 		stringCommands(), keyCommands(), objectCommands(), throttleCommands(), persistCommands(),
-		setCommands(), hashCommands(), zsetCommands(), pubsubCommands(),
+		setCommands(), hashCommands(), zsetCommands(), listCommands(), streamCommands(),
+		pubsubCommands(),
 		cfg.extraCommands,
 	)
 	s.stats.init(s.table)
