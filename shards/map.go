@@ -35,10 +35,10 @@ type Map struct {
 	seed   uint64 // random per Map: see hash
 	limit  int    // most keys one shard may hold (Room)
 
-	expiredKeys atomic.Int64  // keys removed because their expiry passed
+	expiredKeys atomic.Int64     // keys removed because their expiry passed
 	onExpire    func(key []byte) // SetExpireHook's function, or nil
-	expireNext  atomic.Uint64 // next shard the active expiry cycle visits
-	mapped      atomic.Int64  // bytes of slot arrays mapped outside the Go heap
+	expireNext  atomic.Uint64    // next shard the active expiry cycle visits
+	mapped      atomic.Int64     // bytes of slot arrays mapped outside the Go heap
 }
 
 // shard is one stripe. Fields other than the atomics are guarded by mu.
