@@ -463,8 +463,16 @@ func cmdLMove(x *Ctx) {
 	if toLeft {
 		push = coll.OpLPush
 	}
-	x.change(src, pop, [][]byte{[]byte("1")})
-	x.change(dst, push, [][]byte{elem})
+	if bytes.Equal(src, dst) && l.Len() == 1 {
+		// Rotating a one-element list leaves it as it is, but popping first
+		// would empty (delete) the key and lose its TTL: record the move as
+		// a write of the element in place (watchers and the log see a
+		// change, as Redis signals one).
+		x.change(src, coll.OpLSet, [][]byte{[]byte("0"), elem})
+	} else {
+		x.change(src, pop, [][]byte{[]byte("1")})
+		x.change(dst, push, [][]byte{elem})
+	}
 	x.w.Bulk(elem)
 }
 
