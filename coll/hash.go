@@ -2,9 +2,13 @@ package coll
 
 import "fmt"
 
+// maxHashPackedEntries is Redis's default hash-max-listpack-entries: 512,
+// where sets and sorted sets leave their listpack at 128.
+const maxHashPackedEntries = 512
+
 // Hash is a Redis hash: fields with values, in insertion order while
 // packed (as Redis's listpack), in an indexed table past the thresholds
-// (maxPackedEntries fields, or a field or value longer than
+// (maxHashPackedEntries fields, or a field or value longer than
 // maxPackedValue bytes). It never converts back, like Redis.
 type Hash struct {
 	packed []byte // field, value, field, value, ... (nil once big)
@@ -113,7 +117,7 @@ func (h *Hash) set(field, value []byte) bool {
 		h.packed = packedReplace(h.packed, valAt, end, packedAppend(nil, value))
 		return false
 	}
-	if h.n >= maxPackedEntries {
+	if h.n >= maxHashPackedEntries {
 		h.toBig()
 		return h.big.set(field, value)
 	}
@@ -198,4 +202,33 @@ func decodeHash(b []byte) (*Hash, error) {
 		return nil, err
 	}
 	return h, nil
+}
+
+// At returns field i and its value (0 <= i < Len) in Each's order, for a
+// pick at an index the caller chose; read-only, valid until the next
+// change. A packed pick scans (at most maxHashPackedEntries fields).
+func (h *Hash) At(i int) (field, value []byte) {
+	if h.big != nil {
+		k, v := h.big.at(i)
+		return strBytes(k), v
+	}
+	off := 0
+	for ; i > 0; i-- {
+		_, next, _ := packedNext(h.packed, off)
+		_, off, _ = packedNext(h.packed, next)
+	}
+	f, next, _ := packedNext(h.packed, off)
+	v, _, _ := packedNext(h.packed, next)
+	return f, v
+}
+
+// Scan visits fields for HSCAN: a packed hash whole (next cursor 0, as
+// Redis does for a listpack), a big one count slots at a time with the
+// cursor Set.Scan describes.
+func (h *Hash) Scan(cursor uint64, count int, fn func(field, value []byte)) uint64 {
+	if h.big == nil {
+		h.Each(func(f, v []byte) bool { fn(f, v); return true })
+		return 0
+	}
+	return h.big.scan(cursor, count, fn)
 }

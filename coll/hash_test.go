@@ -14,8 +14,8 @@ func TestHashMatchesMap(t *testing.T) {
 	for _, valLen := range []int{1, 100} { // 100 > maxPackedValue: big at once
 		h := NewHash()
 		ref := map[string]string{}
-		for i := 0; i < 300; i++ {
-			f := fmt.Sprintf("f%d", i%170)
+		for i := 0; i < 1200; i++ {
+			f := fmt.Sprintf("f%d", i%700)
 			v := bytes.Repeat([]byte{byte('a' + i%26)}, valLen)
 			n, changed, err := Apply(h, OpHSet, [][]byte{[]byte(f), v})
 			_, existed := ref[f]
@@ -24,7 +24,7 @@ func TestHashMatchesMap(t *testing.T) {
 			}
 			ref[f] = string(v)
 			if i%7 == 0 {
-				d := fmt.Sprintf("f%d", (i*3)%170)
+				d := fmt.Sprintf("f%d", (i*3)%700)
 				n, _, _ := Apply(h, OpHDel, [][]byte{[]byte(d)})
 				if _, ok := ref[d]; (n == 1) != ok {
 					t.Fatalf("HDEL %s: n=%d", d, n)

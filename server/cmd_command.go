@@ -149,6 +149,10 @@ func categories(c *Command) []string {
 	switch groupOf(c) {
 	case "string":
 		has["string"] = true
+	case "set":
+		has["set"] = true
+	case "hash":
+		has["hash"] = true
 	case "generic":
 		has["keyspace"] = true
 	case "connection":
@@ -258,14 +262,21 @@ func commandGetKeys(x *Ctx) {
 		x.w.Error("ERR Invalid number of arguments specified for command")
 		return
 	}
-	pos := c.KeyPositions(args, nil)
-	if len(pos) == 0 {
+	var keys [][]byte
+	if c.Locks != nil { // irregular key positions (COPY, SINTERCARD)
+		c.Locks(args, 0, x.s.numDBs(), func(_ int, k []byte) { keys = append(keys, k) })
+	} else {
+		for _, p := range c.KeyPositions(args, nil) {
+			keys = append(keys, args[p])
+		}
+	}
+	if len(keys) == 0 {
 		x.w.Error("ERR The command has no key arguments")
 		return
 	}
-	x.w.Array(len(pos))
-	for _, p := range pos {
-		x.w.Bulk(args[p])
+	x.w.Array(len(keys))
+	for _, k := range keys {
+		x.w.Bulk(k)
 	}
 }
 

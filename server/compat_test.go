@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -22,8 +23,9 @@ import (
 //
 // Script format: one command per line in redis-cli syntax; '#' starts a
 // comment line; a "~ " prefix lets integer replies differ by up to 2 (TTLs
-// run on two clocks); a "? " prefix compares only the reply's type. Each
-// script starts on an empty server.
+// run on two clocks); a "? " prefix compares only the reply's type; an
+// "s " prefix compares aggregates as unordered (set members, whose order
+// Redis leaves to its hash table). Each script starts on an empty server.
 //
 // Without redis-server on PATH the test is skipped, unless
 // TURNSTILE_REQUIRE_REDIS=1 (CI sets it), which makes that a failure.
@@ -58,7 +60,7 @@ func runCompatScript(t *testing.T, path, redisAddr, tsAddr string) {
 			continue
 		}
 		mode := byte('=')
-		if len(line) > 2 && (line[0] == '~' || line[0] == '?') && line[1] == ' ' {
+		if len(line) > 2 && (line[0] == '~' || line[0] == '?' || line[0] == 's') && line[1] == ' ' {
 			mode, line = line[0], line[2:]
 		}
 		args, _, err := resp.SplitArgs([]byte(line), nil, nil)
@@ -81,6 +83,10 @@ func repliesMatch(mode byte, a, b string) bool {
 	switch mode {
 	case '?':
 		return a != "" && b != "" && a[0] == b[0]
+	case 's':
+		ta, err1 := parseTree(bufio.NewReader(strings.NewReader(a)))
+		tb, err2 := parseTree(bufio.NewReader(strings.NewReader(b)))
+		return err1 == nil && err2 == nil && ta.unordered() == tb.unordered()
 	case '~':
 		ta, err1 := parseTree(bufio.NewReader(strings.NewReader(a)))
 		tb, err2 := parseTree(bufio.NewReader(strings.NewReader(b)))
@@ -126,6 +132,17 @@ func parseTree(br *bufio.Reader) (tree, error) {
 		}
 	}
 	return t, nil
+}
+
+// unordered returns a form of t in which every aggregate's elements are
+// sorted, to compare replies whose order may differ.
+func (t tree) unordered() string {
+	kids := make([]string, len(t.kids))
+	for i, k := range t.kids {
+		kids[i] = k.unordered()
+	}
+	slices.Sort(kids)
+	return fmt.Sprintf("%c%q[%s]", t.kind, t.s, strings.Join(kids, ","))
 }
 
 // near compares trees, letting integers differ by up to tol.

@@ -171,6 +171,7 @@ func New(cfg Config) (*Server, error) {
 	s.table = newTable(
 		connectionCommands(), serverCommands(), transactionCommands(),
 		stringCommands(), keyCommands(), objectCommands(), throttleCommands(), persistCommands(),
+		setCommands(), hashCommands(),
 		cfg.extraCommands,
 	)
 	s.stats.init(s.table)
