@@ -231,12 +231,20 @@ func (d *diffRun) runStep(p diffPair, st dstep) []divergence {
 			d.ran[c.name()]++
 		}
 		if !sameReply(c, rr, rt, enc) {
-			out = append(out, d.classify(p, c, rr, rt))
+			out = append(out, d.classify(p, c, rr, rt, ""))
 		}
 		return out
 	}
 	// Queued replies are compared as they come, classified after the end
 	// (classify asks Redis about the key).
+	// The types of OBJECT ENCODING's keys are taken before the transaction
+	// (a later command in it may rename or delete the key).
+	types := map[string]string{}
+	for _, c := range st {
+		if isObjectEncoding(c) {
+			types[c.args[2]] = redisType(p.redis, c.args[2])
+		}
+	}
 	var queued []divergence
 	var execRedis, execTS string
 	for i, c := range st {
@@ -253,7 +261,7 @@ func (d *diffRun) runStep(p diffPair, st dstep) []divergence {
 		}
 	}
 	for _, q := range queued {
-		out = append(out, d.classify(p, q.cmd, q.redis, q.ts))
+		out = append(out, d.classify(p, q.cmd, q.redis, q.ts, ""))
 	}
 	if st[len(st)-1].name() != "EXEC" || execRedis == execTS {
 		return out
@@ -262,11 +270,15 @@ func (d *diffRun) runStep(p diffPair, st dstep) []divergence {
 	ht, et, ok2 := splitArray(execTS)
 	inner := st[1 : len(st)-1]
 	if !ok1 || !ok2 || hr != ht || len(er) != len(inner) {
-		return append(out, d.classify(p, st[len(st)-1], execRedis, execTS))
+		return append(out, d.classify(p, st[len(st)-1], execRedis, execTS, ""))
 	}
 	for i, c := range inner {
 		if !sameReply(c, er[i], et[i], "") {
-			out = append(out, d.classify(p, c, er[i], et[i]))
+			typ := ""
+			if isObjectEncoding(c) {
+				typ = types[c.args[2]]
+			}
+			out = append(out, d.classify(p, c, er[i], et[i], typ))
 		}
 	}
 	return out
@@ -352,11 +364,12 @@ func sortedReply(r string, pairs bool) string {
 	return head + strings.Join(els, "")
 }
 
-// classify builds the divergence for c, looking up the known ones.
-func (d *diffRun) classify(p diffPair, c dcmd, redis, ts string) divergence {
-	dv := divergence{cmd: c, redis: redis, ts: ts}
-	if len(c.args) > 1 && len(c.keys) > 0 {
-		dv.redisKeyType = strings.TrimSuffix(strings.TrimPrefix(p.redis.do("TYPE", c.keys[0]), "+"), "\r\n")
+// classify builds the divergence for c, looking up the known ones. typ is
+// the type of c's first key on Redis if known, else it is asked for.
+func (d *diffRun) classify(p diffPair, c dcmd, redis, ts, typ string) divergence {
+	dv := divergence{cmd: c, redis: redis, ts: ts, redisKeyType: typ}
+	if typ == "" && len(c.args) > 1 && len(c.keys) > 0 {
+		dv.redisKeyType = redisType(p.redis, c.keys[0])
 	}
 	for _, k := range diffKnown {
 		if k.match(d, dv) {
@@ -365,6 +378,10 @@ func (d *diffRun) classify(p diffPair, c dcmd, redis, ts string) divergence {
 		}
 	}
 	return dv
+}
+
+func redisType(c *rawConn, key string) string {
+	return strings.TrimSuffix(strings.TrimPrefix(c.do("TYPE", key), "+"), "\r\n")
 }
 
 // diverged counts and reports a divergence of the main run's last step
