@@ -153,6 +153,8 @@ func categories(c *Command) []string {
 		has["set"] = true
 	case "hash":
 		has["hash"] = true
+	case "sorted-set":
+		has["sortedset"] = true
 	case "generic":
 		has["keyspace"] = true
 	case "connection":

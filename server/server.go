@@ -172,6 +172,7 @@ func New(cfg Config) (*Server, error) {
 		connectionCommands(), serverCommands(), transactionCommands(),
 		stringCommands(), keyCommands(), objectCommands(), throttleCommands(), persistCommands(),
 		setCommands(), hashCommands(),
+		zsetCommands(),
 		cfg.extraCommands,
 	)
 	s.stats.init(s.table)
