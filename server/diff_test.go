@@ -365,10 +365,11 @@ func sortedReply(r string, pairs bool) string {
 }
 
 // classify builds the divergence for c, looking up the known ones. typ is
-// the type of c's first key on Redis if known, else it is asked for.
+// the type of c's first key on Redis if known; if not, or "none", Redis is
+// asked now.
 func (d *diffRun) classify(p diffPair, c dcmd, redis, ts, typ string) divergence {
 	dv := divergence{cmd: c, redis: redis, ts: ts, redisKeyType: typ}
-	if typ == "" && len(c.args) > 1 && len(c.keys) > 0 {
+	if (typ == "" || typ == "none") && len(c.args) > 1 && len(c.keys) > 0 {
 		dv.redisKeyType = redisType(p.redis, c.keys[0])
 	}
 	for _, k := range diffKnown {
