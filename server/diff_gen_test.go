@@ -71,6 +71,7 @@ type gen struct {
 	r        *rand.Rand
 	sid      int64 // next stream ID's milliseconds (every explicit ID is new)
 	fam      int   // family of this epoch, or -1 for a mixed epoch
+	lex      bool  // sorted-set scores are nearly all 0 in this epoch (lex ranges are specified)
 	left     int   // steps left in the epoch
 	families []genFamily
 	generic  genFamily
@@ -131,6 +132,7 @@ func (g *gen) next() []dstep {
 		if g.r.IntN(10) < 7 {
 			g.fam = g.r.IntN(len(g.families))
 		}
+		g.lex = g.r.IntN(10) < 4
 		for _, k := range diffKeys {
 			if g.r.IntN(2) == 0 {
 				out = append(out, dstep{{args: []string{"DEL", k}, keys: []string{k}}})
@@ -390,7 +392,7 @@ var setEntries = []genEntry{
 }
 
 func (g *gen) score() string {
-	if g.maybe(35) {
+	if g.maybe(35) || (g.lex && g.maybe(95)) {
 		return "0"
 	}
 	return g.floatArg()

@@ -715,6 +715,16 @@ var diffKnown = []struct {
 			return false
 		},
 	},
+	{
+		// Redis 7.0 negates RANK -9223372036854775808 with overflow and then
+		// ignores COUNT (matches-rank+1 overflows too): it replies with every
+		// match. Turnstile stops at COUNT. Redis 7.2 rejects that rank as
+		// out of range. Not fixed (list family).
+		name: "LPOS RANK LLONG_MIN: 7.0 overflows",
+		match: func(d *diffRun, dv divergence) bool {
+			return dv.cmd.name() == "LPOS" && slices.Contains(dv.cmd.args, "-9223372036854775808")
+		},
+	},
 }
 
 func isObjectEncoding(c dcmd) bool {
