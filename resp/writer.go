@@ -105,6 +105,19 @@ func (w *Writer) Map(n int) {
 	w.b = redcon.AppendArray(w.b, 2*n)
 }
 
+// Push appends the header of an out-of-band push frame of n elements (>n in
+// RESP3; in RESP2, where pub/sub messages are plain arrays, *n).
+func (w *Writer) Push(n int) {
+	if w.resp3 {
+		w.b = appendHeader(w.b, '>', n)
+		return
+	}
+	w.b = redcon.AppendArray(w.b, n)
+}
+
+// Append appends raw, already encoded RESP data.
+func (w *Writer) Append(b []byte) { w.b = append(w.b, b...) }
+
 // Set appends a set header (an array in RESP2).
 func (w *Writer) Set(n int) {
 	if w.resp3 {

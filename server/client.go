@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"net"
+	"os"
 	"runtime"
 	"strconv"
 	"sync"
@@ -53,6 +54,16 @@ type client struct {
 
 	logUpto int64 // durability position the pending replies depend on
 	logDone int64 // durability position already known to be durable
+
+	// Pub/sub and client-side caching (pubsub.go, tracking.go).
+	out     outQueue    // output from other connections (outq.go)
+	subs    *clientSubs // channels and patterns; nil before the first SUBSCRIBE
+	trackOn bool        // CLIENT TRACKING is on (the owner's copy of trk.on)
+	caching byte        // CLIENT CACHING: 0, 'y' or 'n', for the next command
+	trk     trackState  // guarded by Server.track.mu
+	gone    atomic.Bool // the connection has ended (a REDIRECT target checks it)
+	nsub    atomic.Int32
+	npsub   atomic.Int32
 
 	// Shared with CLIENT LIST / INFO on other connections.
 	mu      sync.Mutex // guards name, libName, libVer
@@ -116,7 +127,11 @@ func newClient(s *Server, nc net.Conn) *client {
 // holds no further complete request (or the pending output grows large).
 func (s *Server) serveConn(c *client) {
 	defer func() {
+		c.gone.Store(true)
+		c.out.close()
 		c.unwatchAll()
+		c.unsubscribeAll()
+		s.track.disable(c)
 		c.conn.Close()
 		s.removeClient(c)
 	}()
@@ -146,6 +161,13 @@ func (c *client) serveStream() error {
 			return net.ErrClosed
 		}
 		if err := c.rd.Fill(c.conn); err != nil {
+			if errors.Is(err, os.ErrDeadlineExceeded) && !c.killed.Load() {
+				// A wake-up: another connection queued output (outq.go).
+				if !c.woken() {
+					return net.ErrClosed
+				}
+				continue
+			}
 			return err
 		}
 	}
@@ -294,19 +316,25 @@ func (c *client) syncLog() bool {
 	return true
 }
 
-// flush writes pending replies; false means the connection is gone.
+// flush writes pending replies, then the output other connections queued
+// for this one (outq.go); false means the connection is gone.
 func (c *client) flush() bool {
-	if c.w.Len() == 0 {
-		return true
+	if c.w.Len() > 0 {
+		var err error
+		if c.fd >= 0 {
+			err = c.writeRaw(c.w.Bytes())
+		} else {
+			_, err = c.conn.Write(c.w.Bytes())
+		}
+		c.w.Reset(4 * maxPendingReply) // do not keep a huge reply buffer around
+		if err != nil {
+			return false
+		}
 	}
-	var err error
-	if c.fd >= 0 {
-		err = c.writeRaw(c.w.Bytes())
-	} else {
-		_, err = c.conn.Write(c.w.Bytes())
+	if c.out.has.Load() {
+		return c.flushOut()
 	}
-	c.w.Reset(4 * maxPendingReply) // do not keep a huge reply buffer around
-	return err == nil
+	return true
 }
 
 // setProto switches the reply protocol (2 or 3).
@@ -330,9 +358,17 @@ func (c *client) info(now int64) string {
 	if lc := c.lastCmd.Load(); lc != nil {
 		cmd = lc.FullName()
 	}
-	flags := "N"
+	nsub, npsub := c.nsub.Load(), c.npsub.Load()
+	flags := ""
+	if nsub+npsub > 0 {
+		flags += "P"
+	}
 	if c.queued.Load() >= 0 {
-		flags = "x"
+		flags += "x"
+	}
+	redir := c.s.track.info(c, &flags)
+	if flags == "" {
+		flags = "N"
 	}
 	rbs, qbuf := c.rbs.Load(), c.qbuf.Load()
 	var b bytes.Buffer
@@ -342,12 +378,13 @@ func (c *client) info(now int64) string {
 	b.WriteString(" age=" + strconv.FormatInt((now-c.created)/1e9, 10))
 	b.WriteString(" idle=" + strconv.FormatInt(max(0, now-c.active.Load())/1e9, 10))
 	b.WriteString(" flags=" + flags + " db=" + strconv.Itoa(int(c.dbAtom.Load())))
-	b.WriteString(" sub=0 psub=0 ssub=0 multi=" + strconv.Itoa(int(c.queued.Load())))
+	b.WriteString(" sub=" + strconv.Itoa(int(nsub)) + " psub=" + strconv.Itoa(int(npsub)))
+	b.WriteString(" ssub=0 multi=" + strconv.Itoa(int(c.queued.Load())))
 	b.WriteString(" qbuf=" + strconv.FormatInt(qbuf, 10) + " qbuf-free=" + strconv.FormatInt(max(0, rbs-qbuf), 10))
 	// Output and argument memory are not tracked: reported as 0.
 	b.WriteString(" argv-mem=0 multi-mem=0 rbs=" + strconv.FormatInt(rbs, 10))
 	b.WriteString(" rbp=0 obl=0 oll=0 omem=0 tot-mem=0 events=r")
-	b.WriteString(" cmd=" + cmd + " user=default redir=-1 resp=")
+	b.WriteString(" cmd=" + cmd + " user=default redir=" + strconv.FormatInt(redir, 10) + " resp=")
 	b.WriteString(strconv.Itoa(int(c.proto.Load())))
 	b.WriteString(" lib-name=" + lib + " lib-ver=" + ver)
 	return b.String()

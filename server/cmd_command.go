@@ -161,6 +161,8 @@ func categories(c *Command) []string {
 		has["connection"] = true
 	case "transactions":
 		has["transaction"] = true
+	case "list", "stream":
+		has[groupOf(c)] = true
 	}
 	var cats []string
 	for _, name := range aclCategories {

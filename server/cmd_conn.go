@@ -33,6 +33,17 @@ func connectionCommands() []*Command {
 }
 
 func cmdPing(x *Ctx) {
+	if len(x.args) <= 2 && x.c.subs != nil && x.c.proto.Load() == 2 && x.c.subscribed() {
+		// RESP2 pub/sub mode: a reply in the form of a message.
+		x.w.Array(2)
+		x.w.BulkString("pong")
+		if len(x.args) == 2 {
+			x.w.Bulk(x.args[1])
+		} else {
+			x.w.BulkString("")
+		}
+		return
+	}
 	switch len(x.args) {
 	case 1:
 		x.w.Status("PONG")
@@ -54,6 +65,8 @@ func cmdReset(x *Ctx) {
 	c := x.c
 	c.setMulti(nil)
 	c.unwatchAll()
+	c.unsubscribeAll()
+	x.s.track.disable(c)
 	c.setDB(0)
 	c.setProto(2)
 	c.mu.Lock()
@@ -196,7 +209,7 @@ func validClientName(b []byte) bool {
 // clientSubcommands are the rows of CLIENT's subcommands.
 func clientSubcommands() []*Command {
 	const f = command.NoScript | command.Loading | command.Stale
-	return []*Command{
+	rows := []*Command{
 		{Name: "id", Arity: 2, Flags: f, Since: "5.0.0", Summary: "Returns the unique client ID of the connection.",
 			Handler: func(x *Ctx) { x.w.Int(x.c.id) }},
 		{Name: "getname", Arity: 2, Flags: f, Since: "2.6.9", Summary: "Returns the name of the connection.", Handler: clientGetName},
@@ -209,6 +222,7 @@ func clientSubcommands() []*Command {
 		{Name: "no-touch", Arity: 3, Flags: f, Args: "<ON|OFF>", Since: "7.2.0", Summary: "Controls whether commands sent by the client affect the LRU/LFU of accessed keys.", Handler: clientOnOff},
 		{Name: "help", Arity: 2, Flags: f, Since: "5.0.0", Summary: "Returns helpful text about the different subcommands.", Handler: subcommandHelp},
 	}
+	return append(rows, trackingSubcommands(f)...)
 }
 
 func clientGetName(x *Ctx) {
@@ -271,6 +285,7 @@ func clientSetInfo(x *Ctx) {
 // clientList implements CLIENT LIST [TYPE normal] [ID id ...].
 func clientList(x *Ctx) {
 	var ids map[int64]bool
+	typ := ""
 	args := x.args[2:]
 	for len(args) > 0 {
 		opt := strings.ToLower(string(args[0]))
@@ -281,10 +296,11 @@ func clientList(x *Ctx) {
 				x.w.Error("ERR Unknown client type '" + string(args[1]) + "'")
 				return
 			}
-			if t != "normal" {
+			if t != "normal" && t != "pubsub" {
 				x.w.Verbatim("")
 				return
 			}
+			typ = t
 			args = args[2:]
 		case opt == "id" && len(args) >= 2:
 			ids = make(map[int64]bool)
@@ -304,6 +320,9 @@ func clientList(x *Ctx) {
 	}
 	var b strings.Builder
 	for _, cl := range x.s.clientsSnapshot() {
+		if typ != "" && (cl.nsub.Load()+cl.npsub.Load() > 0) != (typ == "pubsub") {
+			continue
+		}
 		if ids == nil || ids[cl.id] {
 			b.WriteString(cl.info(x.now))
 			b.WriteByte('\n')

@@ -19,7 +19,9 @@ import (
 //     a coll.Op and logs that same op as the effect. Replay calls the same
 //     applyOp, so memory and the log cannot disagree.
 //   - A collection that an op empties is deleted, live and in replay, by
-//     the same rule in applyOp; no delete effect is logged for it.
+//     the same rule in applyOp; no delete effect is logged for it. A
+//     stream is the exception: Redis keeps an empty stream (its last ID
+//     still bounds the next XADD).
 //   - Creating a collection key logs a delete of the key first. The key may
 //     have expired without a logged delete (expiry is decided by the clock
 //     and is not logged), and replay must not apply the new key's changes
@@ -153,7 +155,7 @@ func applyOp(m *shards.Map, key []byte, op coll.Op, args [][]byte) (n int64, cha
 	if changed {
 		m.Touched(r)
 	}
-	if v.Len() == 0 {
+	if v.Len() == 0 && k != shards.KindStream { // Redis keeps an empty stream
 		m.Remove(key)
 	}
 	return n, changed, err

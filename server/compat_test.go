@@ -27,6 +27,12 @@ import (
 // "s " prefix compares aggregates as unordered (set members, whose order
 // Redis leaves to its hash table). Each script starts on an empty server.
 //
+// For pub/sub and invalidations, which involve several connections, a line
+// may start with "@name " (before any "~ " or "? ") to run on the connection called name (opened on
+// first use, on both servers; lines without it use the first one), and a
+// line of just "<" (after the prefixes) sends nothing and reads the next
+// reply that connection receives (a message, an invalidation).
+//
 // Without redis-server on PATH the test is skipped, unless
 // TURNSTILE_REQUIRE_REDIS=1 (CI sets it), which makes that a failure.
 func TestCompatWithRedis(t *testing.T) {
@@ -54,14 +60,31 @@ func runCompatScript(t *testing.T, path, redisAddr, tsAddr string) {
 			t.Fatalf("FLUSHALL: %q", r)
 		}
 	}
+	named := map[string][2]*rawConn{"": {want, got}}
 	for i, line := range strings.Split(string(data), "\n") {
 		line = strings.TrimRight(line, "\r")
 		if strings.TrimSpace(line) == "" || strings.HasPrefix(line, "#") {
 			continue
 		}
+		want, got := named[""][0], named[""][1]
+		if name, rest, ok := strings.Cut(line, " "); ok && len(name) > 1 && name[0] == '@' {
+			pair, seen := named[name]
+			if !seen {
+				pair = [2]*rawConn{dialRaw(t, redisAddr), dialRaw(t, tsAddr)}
+				named[name] = pair
+			}
+			want, got, line = pair[0], pair[1], rest
+		}
 		mode := byte('=')
 		if len(line) > 2 && (line[0] == '~' || line[0] == '?' || line[0] == 's') && line[1] == ' ' {
 			mode, line = line[0], line[2:]
+		}
+		if line == "<" {
+			rw, rg := want.readReply(), got.readReply()
+			if !repliesMatch(mode, rw, rg) {
+				t.Errorf("%s:%d: (pushed)\n redis:     %q\n turnstile: %q", filepath.Base(path), i+1, rw, rg)
+			}
+			continue
 		}
 		args, _, err := resp.SplitArgs([]byte(line), nil, nil)
 		if err != nil || len(args) == 0 {
@@ -76,6 +99,23 @@ func runCompatScript(t *testing.T, path, redisAddr, tsAddr string) {
 			t.Errorf("%s:%d: %s\n redis:     %q\n turnstile: %q", filepath.Base(path), i+1, line, rw, rg)
 		}
 	}
+	// Every reply must have been read (by a command line or a "<" line):
+	// one left over would have shifted the comparisons after it.
+	for name, pair := range named {
+		if pair[0].pending() {
+			t.Errorf("%s: connection %q: redis sent replies the script did not read", filepath.Base(path), name)
+		}
+	}
+}
+
+// pending reports whether a reply arrives within 50 ms without a request.
+func (r *rawConn) pending() bool {
+	if r.br.Buffered() > 0 {
+		return true
+	}
+	r.c.SetReadDeadline(time.Now().Add(50 * time.Millisecond))
+	_, err := r.br.Peek(1)
+	return err == nil
 }
 
 // repliesMatch compares two raw replies under a script line's mode.

@@ -108,6 +108,12 @@ func (c *client) serveRaw(rc syscall.RawConn) error {
 					ioErr = err
 					return true
 				}
+				// The recheck deadline may have replaced a wake-up's
+				// (outq.go): write what was queued before waiting.
+				if c.out.has.Load() && !c.flushOut() {
+					ioErr = net.ErrClosed
+					return true
+				}
 				return false
 			}
 		}
@@ -120,12 +126,10 @@ func (c *client) serveRaw(rc syscall.RawConn) error {
 		case done:
 			return nil
 		case errors.Is(err, os.ErrDeadlineExceeded) && !c.killed.Load():
-			// The recheck deadline: enter again, which reads first.
-			c.recheckAt = time.Time{}
-			if err := c.conn.SetReadDeadline(time.Time{}); err != nil {
-				return err
-			}
-			if c.killed.Load() { // kill's deadline may just have been cleared
+			// The recheck deadline, or a wake-up from another connection
+			// that queued output (outq.go): write that, then enter again,
+			// which reads first.
+			if !c.woken() {
 				return net.ErrClosed
 			}
 		case err == nil:

@@ -76,9 +76,14 @@ func (s *Server) handle(c *client, args [][]byte) {
 			errText = errLoading
 		case cmd.Has(command.Write) && s.persist.aofWriteErr.Load() != nil:
 			errText = "MISCONF Errors writing to the AOF file: " + *s.persist.aofWriteErr.Load()
+		case c.subs != nil && c.proto.Load() == 2 && c.subscribed() && !pubsubAllowed(cmd):
+			errText = errPubsubContext(cmd)
 		case c.multi != nil && !cmd.Has(command.NoQueue):
 			errText = c.multi.checkRoom(s, args)
 		}
+	}
+	if c.caching != 0 {
+		defer c.endCaching(cmd)
 	}
 	if errText != "" {
 		s.stats.reject(cmd)

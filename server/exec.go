@@ -32,7 +32,11 @@ type execution struct {
 	// reply waits for everything appended so far, not only for the marks
 	// of the shards the unit holds.
 	readsAll bool
-	lockBuf  [8]lockItem // backing store of locks.items for small units
+	// changed lists the keys the unit changed, for client-side caching
+	// invalidation (tracking.go); noted by Ctx.record only while a client
+	// tracks, sent by end.
+	changed []changed
+	lockBuf [8]lockItem // backing store of locks.items for small units
 }
 
 // reset prepares a reused execution for a new unit.
@@ -243,6 +247,9 @@ func (s *Server) run(x *Ctx) (failed bool) {
 		}
 	}()
 	x.cmd.Handler(x)
+	if x.c.trackOn && x.cmd.Has(command.Readonly) {
+		s.track.remember(x) // still holding the keys' shards
+	}
 	return x.w.Len() > mark && x.w.Bytes()[mark] == '-'
 }
 
@@ -250,8 +257,15 @@ func (s *Server) run(x *Ctx) (failed bool) {
 // go to the durability log (so per-key log order is lock order), the log
 // position is stamped on every shard it holds, the connection's reply is
 // made to wait for the marks of every shard it read (its own writes and
-// anyone else's it saw), and only then are the locks released.
+// anyone else's it saw), and only then are the locks released. The
+// invalidations for client-side caching are queued before the unlock too,
+// so a client that read a changed key before the change hears of it.
 func (s *Server) end(c *client, ex *execution) {
+	if len(ex.changed) > 0 {
+		s.track.invalidate(c, ex.changed)
+		clear(ex.changed)
+		ex.changed = ex.changed[:0]
+	}
 	if d := s.dur; d != nil {
 		if len(ex.effects) > 0 {
 			pos := d.Append(ex.effects)

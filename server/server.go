@@ -54,6 +54,7 @@ type Config struct {
 
 	extraCommands   []*Command // test-only rows appended to the table
 	maxKeysPerShard int        // test-only: lower shard capacity (0: the natural limit)
+	pushLimit       int        // test-only: bound of a connection's outbound queue (0: pushLimit)
 
 	// portableConnLoop (test-only) serves sockets with the portable loop,
 	// serveStream, instead of the raw socket loop, so that tests on Linux
@@ -128,6 +129,8 @@ type Server struct {
 	dur    Durability   // nil: writes are not logged
 
 	persist persistState
+	pubsub  pubsub                // channel and pattern subscriptions (pubsub.go)
+	track   tracker               // client-side caching (tracking.go)
 	loadErr atomic.Pointer[error] // why loading failed, if it did
 	ready   chan struct{}         // closed once the dataset is loaded
 	stopped chan struct{}         // closed once Serve has shut everything down
@@ -171,8 +174,8 @@ func New(cfg Config) (*Server, error) {
 	s.table = newTable(
 		connectionCommands(), serverCommands(), transactionCommands(),
 		stringCommands(), keyCommands(), objectCommands(), throttleCommands(), persistCommands(),
-		setCommands(), hashCommands(),
-		zsetCommands(),
+		setCommands(), hashCommands(), zsetCommands(), listCommands(), streamCommands(),
+		pubsubCommands(),
 		cfg.extraCommands,
 	)
 	s.stats.init(s.table)

@@ -126,7 +126,7 @@ func prefill(c config) error {
 		for k := lo; k < hi; k++ {
 			args := []string{"ZADD", key(k)}
 			for m := range c.members {
-				s := strconv.Itoa(base + m)
+				s := strconv.FormatInt(base+int64(m), 10)
 				args = append(args, s, s+"-0")
 			}
 			writeCmd(w, args...)
