@@ -149,7 +149,14 @@ func (g *gen) step() dstep {
 		n := 1 + g.r.IntN(4)
 		st := dstep{{args: []string{"MULTI"}}}
 		for range n {
-			st = append(st, g.command())
+			c := g.command()
+			// A lex range removal on mixed scores removes what Redis leaves
+			// unspecified; outside a transaction the runner skips it, inside
+			// it could not, and the servers' states would part silently.
+			for c.name() == "ZREMRANGEBYLEX" {
+				c = g.command()
+			}
+			st = append(st, c)
 		}
 		end := "EXEC"
 		if g.r.IntN(10) == 0 {
