@@ -212,6 +212,7 @@ type divergence struct {
 	known        string  // the diffKnown entry that allows it, if any
 	redisKeyType string  // of the command's first key, on Redis
 	seq          []dstep // the steps run on the pair so far, ending with the command's
+	redisConn    *rawConn
 }
 
 // runStep runs st on both servers of p, after the steps hist, and returns
@@ -426,7 +427,7 @@ func sortedReply(r string, pairs bool) string {
 // the type of c's first key on Redis if known; if not, or "none", Redis is
 // asked now.
 func (d *diffRun) classify(p diffPair, seq []dstep, c dcmd, redis, ts, typ string) divergence {
-	dv := divergence{cmd: c, redis: redis, ts: ts, redisKeyType: typ, seq: seq}
+	dv := divergence{cmd: c, redis: redis, ts: ts, redisKeyType: typ, seq: seq, redisConn: p.redis}
 	if (typ == "" || typ == "none") && len(c.args) > 1 && len(c.keys) > 0 {
 		dv.redisKeyType = redisType(p.redis, c.keys[0])
 	}
@@ -655,11 +656,14 @@ var diffKnown = []struct {
 }{
 	{
 		// Redis 7.0 has no listpack sets (intset, then hashtable); Turnstile
-		// follows 7.2, which keeps small sets of strings in a listpack.
+		// follows 7.2, which keeps small sets of strings in a listpack: up to
+		// 128 members of up to 64 bytes (checked on Redis's copy now, when
+		// not in a transaction that moved it).
 		name: "set encoding: Redis 7.0 has no listpack sets",
 		match: func(d *diffRun, dv divergence) bool {
 			return strings.HasPrefix(d.redisVersion, "7.0.") && isObjectEncoding(dv.cmd) &&
-				dv.redisKeyType == "set" && dv.redis == "$9\r\nhashtable\r\n" && dv.ts == "$8\r\nlistpack\r\n"
+				dv.redisKeyType == "set" && dv.redis == "$9\r\nhashtable\r\n" && dv.ts == "$8\r\nlistpack\r\n" &&
+				smallSet(dv.redisConn, dv.cmd.args[2])
 		},
 	},
 	{
@@ -749,6 +753,25 @@ var diffKnown = []struct {
 			return false
 		},
 	},
+}
+
+// smallSet reports whether the set at key on Redis could be a listpack in
+// Redis 7.2: at most 128 members, none longer than 64 bytes. A key that is
+// no longer a set (moved in a transaction) passes.
+func smallSet(c *rawConn, key string) bool {
+	if redisType(c, key) != "set" {
+		return true
+	}
+	_, els, ok := splitArray(c.do("SMEMBERS", key))
+	if !ok || len(els) > 128 {
+		return false
+	}
+	for _, e := range els {
+		if n, _ := strconv.Atoi(e[1:strings.IndexByte(e, '\r')]); n > 64 {
+			return false
+		}
+	}
+	return true
 }
 
 func isObjectEncoding(c dcmd) bool {
