@@ -9,7 +9,8 @@
 # 2. HINCRBY, LPUSH, LPOP, SADD, ZADD at -P 16 (-c 50 -r 100000);
 # 3. the sorted-set sliding log (bench/cmd/slidelog: MULTI ZREMRANGEBYSCORE
 #    ZADD ZCARD PEXPIRE EXEC, 50 members per key, KEYS keys, -c 50 -P 16):
-#    transactions per second, and RSS per key after loading the keys.
+#    transactions per second, and RSS per key after loading the keys;
+# 4. tracked reads through rueidis's client-side cache (bench/cmd/tracked).
 # Servers share CPU 0, clients run on CPU 1 (taskset), A/B alternating.
 # Medians over ROUNDS; writes bench/DATATYPES.md and bench/out/datatypes.csv.
 set -euo pipefail
@@ -31,6 +32,7 @@ command -v redis-server >/dev/null && command -v redis-benchmark >/dev/null ||
 mkdir -p "$OUT"
 go build -o "$OUT/turnstile" ./cmd/turnstile
 go build -o "$OUT/slidelog" ./bench/cmd/slidelog
+go build -o "$OUT/tracked" ./bench/cmd/tracked
 if (($(nproc) >= 2)); then SRV=(taskset -c 0); CLI=(taskset -c 1); PIN="servers on CPU 0, clients on CPU 1"
 else SRV=(); CLI=(); PIN="none (one CPU)"; fi
 
@@ -95,6 +97,18 @@ for round in $(seq "$ROUNDS"); do
 	done
 done
 
+# Tracked reads: rueidis with its client-side cache, 8 readers over 10,000
+# keys while a writer invalidates 5,000 keys a second.
+for round in $(seq "$ROUNDS"); do
+	order=(t r); ((round % 2 == 0)) && order=(r t)
+	for s in "${order[@]}"; do
+		log "round $round: tracked reads on $s"
+		out=$(timeout "$TMO" "${CLI[@]}" "$OUT/tracked" -addr "127.0.0.1:${PORT[$s]}" -keys 10000 -readers 8 -writes 5000 -d "${D}s") || out="failed failed"
+		echo "tracked,reads_per_sec,$s,$round,${out% *}" >>"$CSV"
+		echo "tracked,cache_hit_share,$s,$round,${out#* }" >>"$CSV"
+	done
+done
+
 # Report: medians per (part, test, server), and the ratio Turnstile / Redis.
 {
 	echo "# Data types: Turnstile next to Redis (bench/datatypes.sh)"
@@ -118,12 +132,14 @@ def table(part, title, unit, higher_better=True):
     for t in dict.fromkeys(tests):
         a, b = med.get((part, t, "t")), med.get((part, t, "r"))
         ratio = f"{a / b:.2f}x" if a and b else "missing"
-        fa = f"{a:,.0f}" if a is not None else "failed"
-        print(f"| {t} | {fa} | {b:,.0f} | {ratio} |")
+        fmt = (lambda v: f"{v:,.3f}") if b is not None and b < 10 else (lambda v: f"{v:,.0f}")
+        fa = fmt(a) if a is not None else "failed"
+        print(f"| {t} | {fa} | {fmt(b)} | {ratio} |")
     print()
 table("default", "Default redis-benchmark run (-c 50, -P 1)", "req/s")
 table("p16", "At -P 16 (-c 50, -r 100000)", "req/s")
 table("slidelog", "Sorted-set sliding log (50 members per key; -c 50 -P 16)", "")
+table("tracked", "Tracked reads: rueidis DoCache GET, 8 readers, 10,000 keys, 5,000 SETs/s invalidating", "")
 PY
 } >"$ROOT/bench/DATATYPES.md"
 log "wrote bench/DATATYPES.md"

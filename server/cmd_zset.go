@@ -761,39 +761,12 @@ func cmdZScan(x *Ctx) {
 		return
 	}
 	if !found {
-		x.w.Array(2)
-		x.w.BulkString("0")
-		x.w.Array(0)
+		replyEmptyScan(x)
 		return
 	}
-	var pat []byte
-	for i := 3; i < len(x.args); i += 2 {
-		a := x.args[i]
-		if i+1 >= len(x.args) {
-			x.w.Error(errSyntax)
-			return
-		}
-		v := x.args[i+1]
-		switch {
-		case isKeyword(a, "count"):
-			n, ok := resp.ParseInt(v)
-			if !ok {
-				x.w.Error(errNotInt)
-				return
-			}
-			if n < 1 {
-				x.w.Error(errSyntax)
-				return
-			}
-		case isKeyword(a, "match"):
-			pat = v
-			if matchesAll(pat) {
-				pat = nil
-			}
-		default:
-			x.w.Error(errSyntax)
-			return
-		}
+	pat, _, ok := scanOptions(x) // COUNT is a hint: every member goes in one reply
+	if !ok {
+		return
 	}
 	n := z.Len()
 	if pat != nil {

@@ -170,7 +170,7 @@ func scanOptions(x *Ctx) (pat []byte, count int, ok bool) {
 	return pat, count, true
 }
 
-// replyEmptyScan is the reply of SSCAN/HSCAN for a missing key.
+// replyEmptyScan is the reply of SSCAN/HSCAN/ZSCAN for a missing key.
 func replyEmptyScan(x *Ctx) {
 	x.w.Array(2)
 	x.w.BulkString("0")

@@ -311,3 +311,33 @@ func TestGetSetPathAllocsWithoutTracking(t *testing.T) {
 		t.Fatalf("GET/SET path: %.2f allocations per pair, want 0", allocs)
 	}
 }
+
+// TestTrackingInvalidatesExpiredKeys: a key removed because its expiry
+// passed is invalidated, whether a command's access or the active expiry
+// cycle removes it, so a client-side cache never keeps it forever.
+func TestTrackingInvalidatesExpiredKeys(t *testing.T) {
+	s, addr, clk := newTestServer(t)
+	tr, w := dialRaw(t, addr), dialRaw(t, addr)
+	tr.do("HELLO", "3")
+	if got := tr.do("CLIENT", "TRACKING", "on"); got != "+OK\r\n" {
+		t.Fatalf("TRACKING: %q", got)
+	}
+	w.do("SET", "lazy", "v", "PX", "100")
+	w.do("SET", "active", "v", "PX", "100")
+	tr.do("GET", "lazy")
+	tr.do("GET", "active")
+	clk.Advance(time.Second)
+	if got := w.do("GET", "lazy"); got != "$-1\r\n" { // expires on access
+		t.Fatalf("GET lazy: %q", got)
+	}
+	if got := tr.readReply(); got != ">2\r\n$10\r\ninvalidate\r\n*1\r\n$4\r\nlazy\r\n" {
+		t.Fatalf("invalidation on access: %q", got)
+	}
+	removed := 0
+	for i := 0; i < 1000 && removed == 0; i++ {
+		removed = s.dbs[0].ExpireCycle(clk.Now(), s.dbs[0].NumShards())
+	}
+	if got := tr.readReply(); got != ">2\r\n$10\r\ninvalidate\r\n*1\r\n$6\r\nactive\r\n" {
+		t.Fatalf("invalidation by the expiry cycle: %q", got)
+	}
+}

@@ -170,6 +170,7 @@ func New(cfg Config) (*Server, error) {
 	s.dbs = make([]*shards.Map, cfg.Databases)
 	for i := range s.dbs {
 		s.dbs[i] = shards.NewWithLimit(cfg.Shards, cfg.maxKeysPerShard)
+		s.dbs[i].SetExpireHook(s.keyExpired)
 	}
 	s.table = newTable(
 		connectionCommands(), serverCommands(), transactionCommands(),

@@ -38,8 +38,9 @@ import (
 // connection in pub/sub mode, as a message on __redis__:invalidate. The
 // tracking client's own invalidations are written after its reply.
 //
-// Not done: keys removed by expiry are not invalidated (clients should
-// bound a cached value by its TTL, as rueidis does with PTTL).
+// A key removed because its expiry passed (on access, or by the active
+// expiry cycle) is invalidated too, through the keyspace's expire hook
+// (keyExpired), which runs under the key's shard lock like any change.
 
 // maxTrackedKeys bounds the table of remembered keys (Redis's default
 // tracking-table-max-keys): past it, an arbitrary key is invalidated and
@@ -82,6 +83,14 @@ func (x *Ctx) noteChange(op persistence.Op, key []byte) {
 		}
 	default:
 		x.ex.changed = append(x.ex.changed, changed{key: key})
+	}
+}
+
+// keyExpired is the keyspace's expire hook: a key removed by expiry is
+// invalidated like a changed one. key is valid only during the call.
+func (s *Server) keyExpired(key []byte) {
+	if s.track.n.Load() != 0 {
+		s.track.invalidate(nil, []changed{{key: bytes.Clone(key)}})
 	}
 }
 

@@ -48,7 +48,7 @@ func (m *Map) ExpireShards(now int64, nShards int, stop func() bool) (removed in
 				stopped = true
 				break
 			}
-			sampled, expired := s.sampleExpireLocked(now)
+			sampled, expired := s.sampleExpireLocked(now, m.onExpire)
 			visit += expired
 			if sampled == 0 {
 				// scanLimit slots without a key with a TTL: a stretch that
@@ -90,7 +90,7 @@ func (m *Map) ExpireShards(now int64, nShards int, stop func() bool) (removed in
 // deletes its first key each time and shifts all the others, quadratic in
 // the run's length, while walking backwards deletes its last key, with
 // nothing behind it to shift.
-func (s *shard) sampleExpireLocked(now int64) (sampled, expired int) {
+func (s *shard) sampleExpireLocked(now int64, onExpire func(key []byte)) (sampled, expired int) {
 	t := &s.t
 	if t.n == 0 {
 		return 0, 0
@@ -110,11 +110,14 @@ func (s *shard) sampleExpireLocked(now int64) (sampled, expired int) {
 				sampled++
 				if exp <= now {
 					var key []byte
-					if s.watch != nil { // only a watcher needs the key (touchLocked)
+					if s.watch != nil || onExpire != nil { // only watchers and the hook need the key
 						key, _, _ = t.keyAt(i) // arena key bytes are never overwritten
 					}
 					size := len(t.slots)
 					s.deleteAtLocked(i, key, exp, true)
+					if onExpire != nil {
+						onExpire(key)
+					}
 					expired++
 					if len(t.slots) != size || t.n == 0 {
 						i = -1 // rebuilt or freed: indexes changed

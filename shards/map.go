@@ -35,9 +35,10 @@ type Map struct {
 	seed   uint64 // random per Map: see hash
 	limit  int    // most keys one shard may hold (Room)
 
-	expiredKeys atomic.Int64  // keys removed because their expiry passed
-	expireNext  atomic.Uint64 // next shard the active expiry cycle visits
-	mapped      atomic.Int64  // bytes of slot arrays mapped outside the Go heap
+	expiredKeys atomic.Int64     // keys removed because their expiry passed
+	onExpire    func(key []byte) // SetExpireHook's function, or nil
+	expireNext  atomic.Uint64    // next shard the active expiry cycle visits
+	mapped      atomic.Int64     // bytes of slot arrays mapped outside the Go heap
 }
 
 // shard is one stripe. Fields other than the atomics are guarded by mu.
@@ -155,11 +156,26 @@ func (m *Map) Lookup(key []byte, now int64) (Entry, Ref, bool) {
 	e := s.t.entry(r.i)
 	if e.Exp != 0 && e.Exp <= now {
 		s.deleteAtLocked(r.i, key, e.Exp, false)
-		m.expiredKeys.Add(1)
+		m.expired(key)
 		r.i = -1
 		return Entry{}, r, false
 	}
 	return e, r, true
+}
+
+// SetExpireHook makes the Map call fn with the key of every key that a
+// command's access (lazy expiry) or the active expiry cycle removes because
+// its expiry passed, while the key's shard is locked; the key bytes are
+// valid only during the call. fn must not use the Map. Set it before the
+// Map is shared (the server invalidates client-side caches with it).
+func (m *Map) SetExpireHook(fn func(key []byte)) { m.onExpire = fn }
+
+// expired counts one key removed by expiry and calls the hook.
+func (m *Map) expired(key []byte) {
+	m.expiredKeys.Add(1)
+	if m.onExpire != nil {
+		m.onExpire(key)
+	}
 }
 
 // Find is Lookup without expiry: it returns the entry for key even if its
@@ -291,7 +307,7 @@ func (m *Map) Delete(key []byte, now int64) bool {
 	}
 	s.deleteAtLocked(i, key, exp, false)
 	if exp != 0 && exp <= now {
-		m.expiredKeys.Add(1)
+		m.expired(key)
 		return false
 	}
 	return true

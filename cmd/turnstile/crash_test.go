@@ -143,7 +143,21 @@ func runUntilKilled(t *testing.T, p *serverProcess, d time.Duration, acked map[s
 			}
 		}(c)
 	}
+	// Kill after d, but not before the round has some acknowledged writes
+	// (fsync always on a loaded machine can be slow), and at most 10 s in.
+	count := func() (n int64) {
+		mu.Lock()
+		defer mu.Unlock()
+		for _, v := range acked {
+			n += v
+		}
+		return n
+	}
+	start := count()
 	time.Sleep(d)
+	for deadline := time.Now().Add(10 * time.Second); count()-start < 300 && time.Now().Before(deadline); {
+		time.Sleep(20 * time.Millisecond)
+	}
 	p.kill()
 	wg.Wait()
 }
