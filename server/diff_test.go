@@ -729,30 +729,6 @@ var diffKnown = []struct {
 			return dv.cmd.name() == "LPOS" && slices.Contains(dv.cmd.args, "-9223372036854775808")
 		},
 	},
-	{
-		// LMOVE/RPOPLPUSH from a key to itself when the list holds one
-		// element: Redis pushes before it checks for an empty source, so
-		// the key stays and keeps its TTL; Turnstile pops (the emptied key
-		// is deleted) and then pushes to a new key without the TTL.
-		// Minimal: RPUSH k 1; EXPIRE k 1000; RPOPLPUSH k k; TTL k (Redis
-		// >= 0, Turnstile -1). Not fixed (list family, cmd_list.go cmdLMove).
-		name: "LMOVE k k on a one-element list drops the TTL",
-		match: func(d *diffRun, dv divergence) bool {
-			switch dv.cmd.name() {
-			case "TTL", "PERSIST", "EXPIRE":
-			default:
-				return false
-			}
-			for _, st := range closure(dv.seq) {
-				for _, c := range st {
-					if (c.name() == "LMOVE" || c.name() == "RPOPLPUSH") && len(c.args) > 2 && c.args[1] == c.args[2] {
-						return true
-					}
-				}
-			}
-			return false
-		},
-	},
 }
 
 // smallSet reports whether the set at key on Redis could be a listpack in
