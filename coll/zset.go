@@ -337,11 +337,18 @@ type zkey struct {
 	m    []byte
 	mi   int64
 	mInt bool
+	// The last prefix length equal tried for a score-prefixed entry, and
+	// what m's first pn bytes read as: entries of one set nearly always
+	// have prefixes of one length (timestamps), so m is parsed once, not
+	// each entry's score formatted.
+	pn  int
+	pv  int64
+	pok bool
 }
 
 func makeZkey(m []byte) zkey {
 	mi, ok := canonicalInt(m)
-	return zkey{m: m, mi: mi, mInt: ok}
+	return zkey{m: m, mi: mi, mInt: ok, pn: -1}
 }
 
 func (k *zkey) equal(e *zent) bool {
@@ -354,8 +361,11 @@ func (k *zkey) equal(e *zent) bool {
 		if n <= 0 || string(k.m[n:]) != string(e.ms) {
 			return false
 		}
-		var buf [20]byte
-		return string(k.m[:n]) == string(strconv.AppendInt(buf[:0], int64(e.score), 10))
+		if n != k.pn {
+			k.pn = n
+			k.pv, k.pok = canonicalInt(k.m[:n])
+		}
+		return k.pok && k.pv == int64(e.score)
 	}
 	return string(e.ms) == string(k.m)
 }

@@ -44,7 +44,11 @@ type client struct {
 	recheckAt time.Time // read deadline armed after a short read (serveRaw)
 	ctx       Ctx       // reused for every command, so a call does not allocate one
 	ex        execution // reused for every command outside MULTI
-	calls     uint64    // commands run, for sampling their duration
+	exMulti   execution // reused for every EXEC
+	ctxMulti  Ctx       // reused for every command of an EXEC
+	// spareMulti is the multiState of the last MULTI, kept for the next.
+	spareMulti *multiState
+	calls      uint64 // commands run, for sampling their duration
 
 	// The last command name looked up and what it named: a pipeline
 	// usually repeats one command, and comparing bytes is cheaper than the

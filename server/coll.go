@@ -80,7 +80,7 @@ func (x *Ctx) change(key []byte, op coll.Op, args [][]byte) (n int64, ok bool) {
 // changeDB is change in database db.
 func (x *Ctx) changeDB(db int, key []byte, op coll.Op, args [][]byte) (n int64, ok bool) {
 	m := x.keyspace(db, key)
-	e, _, found := m.Find(key)
+	e, r, found := m.Find(key)
 	live := found && (e.Exp == 0 || e.Exp > x.now)
 	if live && e.Kind != op.Kind() {
 		x.w.Error(errWrongType)
@@ -89,10 +89,11 @@ func (x *Ctx) changeDB(db int, key []byte, op coll.Op, args [][]byte) (n int64, 
 	if !live {
 		if found {
 			m.Delete(key, x.now) // expired: counts as an expiry
+			found = false
 		}
 		x.logOnly(persistence.Effect{Op: persistence.OpDel, DB: db, Key: key})
 	}
-	n, changed, err := applyOp(m, key, op, args)
+	n, changed, err := applyOpAt(m, key, r, found, e, op, args)
 	if err != nil {
 		// The server built op and args: this is a bug, not bad input.
 		panic(fmt.Sprintf("%s on %q: %v", op, key, err))
@@ -136,11 +137,17 @@ func (x *Ctx) logOnly(e persistence.Effect) {
 // The key's shard is locked by the caller; a present key must be of op's
 // kind.
 func applyOp(m *shards.Map, key []byte, op coll.Op, args [][]byte) (n int64, changed bool, err error) {
+	e, r, found := m.Find(key)
+	return applyOpAt(m, key, r, found, e, op, args)
+}
+
+// applyOpAt is applyOp for a key already looked up with Find (r, found
+// and e are what Find returned; nothing changed the shard since).
+func applyOpAt(m *shards.Map, key []byte, r shards.Ref, found bool, e shards.Entry, op coll.Op, args [][]byte) (n int64, changed bool, err error) {
 	k := op.Kind()
 	if k == 0 {
 		return 0, false, fmt.Errorf("%w: unknown op %d", coll.ErrBadOp, op)
 	}
-	e, r, found := m.Find(key)
 	if found && e.Kind != k {
 		return 0, false, fmt.Errorf("%s on a key holding a %s", op, e.TypeName())
 	}

@@ -2,22 +2,53 @@ package server
 
 import (
 	"strconv"
-	"time"
 
 	"github.com/turnstile/turnstile/command"
 	"github.com/turnstile/turnstile/resp"
 )
 
-// multiState is an open MULTI block.
+// multiState is an open MULTI block. Queued arguments are copied into
+// arena (argument bytes) and argv (their slices), which grow by new
+// chunks, never by moving what earlier commands point at. A connection
+// keeps its last multiState for its next MULTI (client.spareMulti), so a
+// steady stream of small transactions allocates nothing to queue.
 type multiState struct {
 	cmds  []queued
 	bytes int64 // argument bytes queued
 	dirty bool  // a command was rejected while queueing: EXEC aborts
+	arena []byte
+	argv  [][]byte
 }
 
 type queued struct {
 	cmd  *Command
 	args [][]byte // owned copies
+}
+
+// maxSpareArena is the largest arena a connection keeps for its next
+// MULTI; a bigger one (a huge transaction) is left to the collector.
+const maxSpareArena = 64 << 10
+
+// newMulti returns the connection's spare multiState, emptied, or a new one.
+func (c *client) newMulti() *multiState {
+	m := c.spareMulti
+	if m == nil {
+		return &multiState{}
+	}
+	c.spareMulti = nil
+	return m
+}
+
+// recycleMulti keeps m, which nothing refers to any more (its EXEC or
+// DISCARD is over), for the connection's next MULTI.
+func (c *client) recycleMulti(m *multiState) {
+	if m == nil || cap(m.arena) > maxSpareArena || len(m.cmds) > 1024 {
+		return
+	}
+	clear(m.cmds)
+	clear(m.argv)
+	*m = multiState{cmds: m.cmds[:0], arena: m.arena[:0], argv: m.argv[:0]}
+	c.spareMulti = m
 }
 
 // checkRoom returns the error for a command that would overflow the queue
@@ -38,11 +69,24 @@ func (m *multiState) checkRoom(s *Server, args [][]byte) string {
 
 // queue appends a copy of the command (checkRoom said there is room).
 func (m *multiState) queue(cmd *Command, args [][]byte) {
-	q := queued{cmd: cmd, args: copyArgs(args)}
+	n := 0
 	for _, a := range args {
-		m.bytes += int64(len(a))
+		n += len(a)
 	}
-	m.cmds = append(m.cmds, q)
+	m.bytes += int64(n)
+	if cap(m.arena)-len(m.arena) < n {
+		m.arena = make([]byte, 0, max(n, 2*cap(m.arena), 512))
+	}
+	if cap(m.argv)-len(m.argv) < len(args) {
+		m.argv = make([][]byte, 0, max(len(args), 2*cap(m.argv), 32))
+	}
+	start := len(m.argv)
+	for _, a := range args {
+		from := len(m.arena)
+		m.arena = append(m.arena, a...)
+		m.argv = append(m.argv, m.arena[from:len(m.arena):len(m.arena)])
+	}
+	m.cmds = append(m.cmds, queued{cmd: cmd, args: m.argv[start:len(m.argv):len(m.argv)]})
 }
 
 func transactionCommands() []*Command {
@@ -61,28 +105,12 @@ func transactionCommands() []*Command {
 	}
 }
 
-// copyArgs deep-copies request arguments into one allocation.
-func copyArgs(args [][]byte) [][]byte {
-	n := 0
-	for _, a := range args {
-		n += len(a)
-	}
-	buf := make([]byte, 0, n)
-	out := make([][]byte, len(args))
-	for i, a := range args {
-		start := len(buf)
-		buf = append(buf, a...)
-		out[i] = buf[start:len(buf):len(buf)]
-	}
-	return out
-}
-
 func cmdMulti(x *Ctx) {
 	if x.c.multi != nil {
 		x.w.Error("ERR MULTI calls can not be nested")
 		return
 	}
-	x.c.setMulti(&multiState{})
+	x.c.setMulti(x.c.newMulti())
 	x.w.OK()
 }
 
@@ -91,7 +119,9 @@ func cmdDiscard(x *Ctx) {
 		x.w.Error("ERR DISCARD without MULTI")
 		return
 	}
+	m := x.c.multi
 	x.c.setMulti(nil)
+	x.c.recycleMulti(m)
 	x.c.unwatchAll()
 	x.w.OK()
 }
@@ -168,7 +198,8 @@ func cmdExec(x *Ctx) {
 		return
 	}
 	s := x.s
-	ex := &execution{kind: execMulti, now: x.now}
+	ex := &c.exMulti
+	ex.reset(execMulti, x.now)
 	s.execLockSet(&ex.locks, c, m.cmds)
 	ex.locks.lock(s)
 	switch {
@@ -178,15 +209,26 @@ func cmdExec(x *Ctx) {
 		x.w.NullArray()
 	default:
 		x.w.Array(len(m.cmds))
-		var y Ctx
+		y := &c.ctxMulti
 		for _, q := range m.cmds {
 			y.init(s, c, q.cmd, q.args, ex)
-			start := time.Now() // for INFO commandstats only: the commands see ex.now
-			failed := s.run(&y)
-			s.stats.record(q.cmd, time.Since(start).Microseconds(), failed)
+			// Timed for INFO commandstats one command in timingSample, as
+			// outside MULTI (the commands themselves all see ex.now).
+			var start int64
+			timed := c.calls%timingSample == 0
+			if c.calls++; timed {
+				start = s.clock.Now()
+			}
+			failed := s.run(y)
+			var usec int64
+			if timed {
+				usec = (s.clock.Now() - start) / 1000 * timingSample
+			}
+			s.stats.record(q.cmd, usec, failed)
 		}
 	}
 	s.end(c, ex)
+	c.recycleMulti(m)
 	c.unwatchAll() // needs the shards released
 }
 
