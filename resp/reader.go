@@ -80,6 +80,7 @@ type parsedReq struct {
 	offs       []int
 	hint       uint64 // set by setAheadHint for the caller's own use
 	hinted     bool
+	stage      uint8 // set by SetAheadStage for the caller's own use
 }
 
 func NewReader(lim Limits) *Reader {
@@ -262,7 +263,7 @@ func (rd *Reader) Lookahead(k int) int {
 		if !done {
 			break
 		}
-		p.start, p.end, p.hinted = pos, pos+stop, false
+		p.start, p.end, p.hinted, p.stage = pos, pos+stop, false, 0
 		rd.aheadHi++
 	}
 	return rd.aheadHi - rd.aheadLo
@@ -293,6 +294,18 @@ func (rd *Reader) SetAheadHint(j int, h uint64) {
 func (rd *Reader) AheadHint(j int) (uint64, bool) {
 	p := &rd.ahead[(rd.aheadLo+j)%maxLookahead]
 	return p.hint, p.hinted
+}
+
+// SetAheadStage attaches a small number to the j-th request parsed ahead,
+// for AheadStage to return while it stays ahead (0 until set).
+func (rd *Reader) SetAheadStage(j int, stage uint8) {
+	rd.ahead[(rd.aheadLo+j)%maxLookahead].stage = stage
+}
+
+// AheadStage returns what SetAheadStage attached to the j-th request
+// parsed ahead.
+func (rd *Reader) AheadStage(j int) uint8 {
+	return rd.ahead[(rd.aheadLo+j)%maxLookahead].stage
 }
 
 // popAhead returns the oldest request parsed ahead as next would.

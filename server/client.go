@@ -264,35 +264,63 @@ func (c *client) lookupCommand(name []byte) *Command {
 }
 
 // prefetchAhead starts loading, from memory into the CPU cache, the table
-// data that the next pipelined requests will need (shards/prefetch.go): the
-// slot of the request after next, and the record of the next one (whose
-// slot was prefetched a request ago; the key's hash is kept with the parsed
-// request). A request's key is guessed as its first argument, which it is
+// data that the next pipelined requests will need (shards/prefetch.go), in
+// three stages a request apart: the slot of the request three ahead, the
+// record (and a collection's value header) of the one two ahead, whose
+// slot was prefetched a request ago, and a collection's packed data for the
+// next one. The key's hash and the stage reached are kept with the parsed
+// request. A request's key is guessed as its first argument, which it is
 // for almost every keyed command; a wrong guess costs a cache line and
 // nothing else.
 func (c *client) prefetchAhead() {
-	n := c.rd.Lookahead(2)
+	n := c.rd.Lookahead(3)
 	if n == 0 {
 		return
 	}
 	db := c.s.dbs[c.db]
-	if n == 2 {
-		if key := c.rd.AheadArg(1, 1); key != nil {
-			h := db.Hash(key)
-			c.rd.SetAheadHint(1, h)
+	hashOf := func(j int) (uint64, bool) {
+		if h, ok := c.rd.AheadHint(j); ok {
+			return h, true
+		}
+		key := c.rd.AheadArg(j, 1)
+		if key == nil {
+			return 0, false
+		}
+		h := db.Hash(key)
+		c.rd.SetAheadHint(j, h)
+		return h, true
+	}
+	if n == 3 {
+		if h, ok := hashOf(2); ok {
 			db.PrefetchSlot(h)
 		}
 	}
-	h, ok := c.rd.AheadHint(0)
-	if !ok {
-		key := c.rd.AheadArg(0, 1)
-		if key == nil {
-			return
+	if n >= 2 {
+		if h, ok := hashOf(1); ok {
+			stage := stageRecord
+			if db.PrefetchRecord(h) {
+				stage = stageObject
+			}
+			c.rd.SetAheadStage(1, stage)
 		}
-		h = db.Hash(key)
 	}
-	db.PrefetchRecord(h)
+	switch c.rd.AheadStage(0) {
+	case stageRecord:
+	case stageObject:
+		h, _ := c.rd.AheadHint(0)
+		db.PrefetchValue(h)
+	default: // not seen a request ago: its record now
+		if h, ok := hashOf(0); ok {
+			db.PrefetchRecord(h)
+		}
+	}
 }
+
+// Stages of a request's prefetching (resp.Reader.SetAheadStage).
+const (
+	stageRecord uint8 = 1 // its record is on its way
+	stageObject uint8 = 2 // likewise, and it is a collection: its data next
+)
 
 // waitFor makes the pending replies wait for durability position pos.
 func (c *client) waitFor(pos int64) {

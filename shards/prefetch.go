@@ -27,27 +27,74 @@ func (m *Map) PrefetchSlot(h uint64) {
 
 // PrefetchRecord starts loading the arena record of the first slot in the
 // probe run of the key whose Hash is h that has the key's tag (usually the
-// key's own record). It locks the key's shard briefly: the caller must hold
-// no shard of m.
-func (m *Map) PrefetchRecord(h uint64) {
+// key's own record), and, for a collection, the value's own struct. It
+// reports whether that slot holds a collection, whose data PrefetchValue
+// can then load a stage later. It locks the key's shard briefly: the
+// caller must hold no shard of m.
+func (m *Map) PrefetchRecord(h uint64) (object bool) {
 	s := &m.shards[h&m.mask]
 	s.mu.Lock()
-	t := &s.t
-	if t.n > 0 {
-		want := tagOf(h) << tagShift
-		for i := t.ideal(want); t.slots[i].meta != 0; i = t.next(i) {
-			if t.slots[i].meta&^0xff == want {
-				t.prefetchRec(i)
-				break
+	if i := s.t.tagSlot(h); i >= 0 {
+		s.t.prefetchRec(i)
+		object = isObjectKind(Kind(s.t.slots[i].meta & kindMask))
+	}
+	s.mu.Unlock()
+	return object
+}
+
+// PrefetchValue starts loading the data of the collection value of the
+// key whose Hash is h (as found by PrefetchRecord a stage earlier), if the
+// value says where its data is (ValuePrefetcher). It locks the key's shard
+// briefly: the caller must hold no shard of m.
+func (m *Map) PrefetchValue(h uint64) {
+	s := &m.shards[h&m.mask]
+	s.mu.Lock()
+	if i := s.t.tagSlot(h); i >= 0 {
+		if sl := &s.t.slots[i]; isObjectKind(Kind(sl.meta&kindMask)) && sl.num >= 0 && sl.num < int64(len(s.t.objs)) {
+			if v, ok := s.t.objs[sl.num].(ValuePrefetcher); ok {
+				v.PrefetchData()
 			}
 		}
 	}
 	s.mu.Unlock()
 }
 
-// prefetchRec starts loading slot i's arena record, if it has one.
+// ValuePrefetcher is an Object that can start loading its own data.
+type ValuePrefetcher interface {
+	PrefetchData()
+}
+
+// Prefetch starts loading the cache line at p (a hint: it never faults).
+func Prefetch(p unsafe.Pointer) { prefetch(uintptr(p)) }
+
+// tagSlot returns the first slot of the probe run for hash h with h's
+// tag, or -1.
+func (t *table) tagSlot(h uint64) int {
+	if t.n == 0 {
+		return -1
+	}
+	want := tagOf(h) << tagShift
+	for i := t.ideal(want); t.slots[i].meta != 0; i = t.next(i) {
+		if t.slots[i].meta&^0xff == want {
+			return i
+		}
+	}
+	return -1
+}
+
+// prefetchRec starts loading slot i's arena record, if it has one, and
+// the value a collection entry points at.
 func (t *table) prefetchRec(i int) {
-	if sl := &t.slots[i]; sl.meta != 0 && sl.meta&flagOwnRec == 0 && int(sl.off) < len(t.arena) {
+	sl := &t.slots[i]
+	if sl.meta != 0 && sl.meta&flagOwnRec == 0 && int(sl.off) < len(t.arena) {
 		prefetch(uintptr(unsafe.Pointer(&t.arena[sl.off])))
+	}
+	if isObjectKind(Kind(sl.meta&kindMask)) && sl.num >= 0 && sl.num < int64(len(t.objs)) {
+		// An Object is a pointer: the data word of the interface value
+		// is the address of the value itself.
+		type eface struct{ typ, data unsafe.Pointer }
+		if p := (*eface)(unsafe.Pointer(&t.objs[sl.num])).data; p != nil {
+			prefetch(uintptr(p))
+		}
 	}
 }
