@@ -1,6 +1,9 @@
 package coll
 
-import "fmt"
+import (
+	"encoding/binary"
+	"fmt"
+)
 
 // maxHashPackedEntries is Redis's default hash-max-listpack-entries: 512,
 // where sets and sorted sets leave their listpack at 128.
@@ -114,7 +117,8 @@ func (h *Hash) set(field, value []byte) bool {
 		return h.big.set(field, value)
 	}
 	if _, valAt, end, ok := h.findPacked(field); ok {
-		h.packed = packedReplace(h.packed, valAt, end, packedAppend(nil, value))
+		var buf [binary.MaxVarintLen64 + maxPackedValue]byte // value fits: checked above
+		h.packed = packedReplace(h.packed, valAt, end, packedAppend(buf[:0], value))
 		return false
 	}
 	if h.n >= maxHashPackedEntries {

@@ -229,8 +229,8 @@ func cmdHIncrBy(x *Ctx) {
 	}
 	cur += inc
 	var buf [20]byte
-	val := strconv.AppendInt(buf[:0], cur, 10)
-	if _, ok := x.change(x.args[1], coll.OpHSet, [][]byte{x.args[2], val}); ok {
+	val := x.opBytes(strconv.AppendInt(buf[:0], cur, 10))
+	if _, ok := x.change(x.args[1], coll.OpHSet, x.opArgs(x.args[2], val)); ok {
 		x.w.Int(cur)
 	}
 }

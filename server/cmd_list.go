@@ -148,7 +148,7 @@ func cmdPop(x *Ctx) {
 		op = coll.OpRPop
 	}
 	var buf [20]byte
-	x.change(args[1], op, [][]byte{decimal(buf[:], count)})
+	x.change(args[1], op, x.opArgs(x.opBytes(decimal(buf[:], count))))
 }
 
 // listRange normalises start and stop as Redis's LRANGE does; ok is false

@@ -104,6 +104,32 @@ func (x *Ctx) changeDB(db int, key []byte, op coll.Op, args [][]byte) (n int64, 
 	return n, true
 }
 
+// opArgs returns args as a slice that lives until the execution ends, for
+// an op a handler builds (the effect keeps it until end). The argument
+// bytes must live as long: request arguments do, and opBytes makes any
+// other bytes do.
+func (x *Ctx) opArgs(args ...[]byte) [][]byte {
+	ex := x.ex
+	if cap(ex.opArgs)-len(ex.opArgs) < len(args) {
+		ex.opArgs = make([][]byte, 0, max(len(args), 2*cap(ex.opArgs), 16))
+	}
+	start := len(ex.opArgs)
+	ex.opArgs = append(ex.opArgs, args...)
+	return ex.opArgs[start:len(ex.opArgs):len(ex.opArgs)]
+}
+
+// opBytes returns a copy of b that lives until the execution ends (see
+// opArgs).
+func (x *Ctx) opBytes(b []byte) []byte {
+	ex := x.ex
+	if cap(ex.opBytes)-len(ex.opBytes) < len(b) {
+		ex.opBytes = make([]byte, 0, max(len(b), 2*cap(ex.opBytes), 256))
+	}
+	start := len(ex.opBytes)
+	ex.opBytes = append(ex.opBytes, b...)
+	return ex.opBytes[start:len(ex.opBytes):len(ex.opBytes)]
+}
+
 // storeValue stores v, a whole new value of kind k, at key in the
 // selected database (with no expiry), or deletes key when v is empty. For
 // the STORE commands.

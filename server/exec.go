@@ -37,6 +37,12 @@ type execution struct {
 	// tracks, sent by end.
 	changed []changed
 	lockBuf [8]lockItem // backing store of locks.items for small units
+	// opArgs and opBytes hold the arguments handlers build for the ops
+	// they log (Ctx.opArgs): they live until end has appended the effects,
+	// and are reused by the next unit, so building an op allocates nothing.
+	// They grow by new chunks, never moving what earlier ops point at.
+	opArgs  [][]byte
+	opBytes []byte
 }
 
 // reset prepares a reused execution for a new unit.
@@ -278,5 +284,7 @@ func (s *Server) end(c *client, ex *execution) {
 			c.waitFor(d.Tail())
 		}
 	}
+	clear(ex.opArgs) // the effects are encoded: the op arguments may go
+	ex.opArgs, ex.opBytes = ex.opArgs[:0], ex.opBytes[:0]
 	ex.locks.unlock(s)
 }
