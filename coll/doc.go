@@ -6,10 +6,12 @@
 //
 // A small collection is one packed byte slice (Redis's listpack idea):
 // entries back to back, length-prefixed, scanned linearly. It becomes a
-// pointer-rich structure (map, skiplist, chunked list) only past the same
-// thresholds Redis uses for its encodings (128 entries, 64-byte elements),
-// and OBJECT ENCODING reports the same names ("listpack", "hashtable",
-// "quicklist", "intset", "skiplist", "stream").
+// pointer-rich structure (indexed table, skiplist, chain of packed nodes)
+// only past the thresholds of Redis's default encodings (hashes 512
+// fields, sets and sorted sets 128 members, intsets 512 integers, values
+// of at most 64 bytes; lists 8 KiB per node), and OBJECT ENCODING reports
+// the same names ("listpack", "hashtable", "quicklist", "intset",
+// "skiplist", "stream").
 //
 // # Changes are ops
 //

@@ -86,6 +86,8 @@
 // expiry), and ExpireCycle samples keys and removes dead ones in the
 // background (active expiry), like Redis's activeExpireCycle; each shard's
 // samples sweep on from where the previous one stopped (expire.go).
+// SetExpireHook lets the owner hear of every key removed by expiry (the
+// server invalidates client-side caches with it).
 // ExpireShards lets the caller stop between sampling rounds, to bound its
 // time. Time is always passed in; the package never reads a clock.
 //
@@ -94,7 +96,11 @@
 // BeginSnapshotLocked marks every shard at one instant; a shard is then
 // frozen (slots copied, arena shared) by the first write that reaches it or
 // by SnapshotShard, whichever comes first, so a dump is point-in-time
-// without stopping writers (snapshot.go).
+// without stopping writers (snapshot.go). A frozen copy also shares the
+// collection values (Objects) of its entries: a value is changed in place
+// only through Mutable, which clones it first unless the live table alone
+// owns it (one bit per object, cleared for every object when a shard is
+// frozen), so a snapshot never sees a later change (copy on write).
 //
 // # WATCH
 //
