@@ -22,6 +22,9 @@ N=${N:-100000}     # requests per redis-benchmark test
 KEYS=${KEYS:-100000}
 D=${D:-10}         # seconds per sliding-log run
 TMO=${TMO:-300}    # seconds any one client run may take
+PARTS=${PARTS:-default,p16,slidelog,tracked} # which parts to run
+REPORT=${REPORT:-bench/DATATYPES.md}         # where the tables go
+has() { [[ ,$PARTS, == *,$1,* ]]; }
 
 log() { printf '%s %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
 die() { log "ERROR: $*"; exit 1; }
@@ -62,12 +65,14 @@ log "pinning: $PIN; turnstile :${PORT[t]}, redis :${PORT[r]}"
 for round in $(seq "$ROUNDS"); do
 	order=(t r); ((round % 2 == 0)) && order=(r t)
 	for s in "${order[@]}"; do
+		has default || continue
 		log "round $round: default redis-benchmark run on $s"
 		redis-cli -p "${PORT[$s]}" flushall >/dev/null
 		timeout "$TMO" "${CLI[@]}" redis-benchmark -p "${PORT[$s]}" -n "$N" --csv 2>/dev/null |
 			awk -F'","' -v s="$s" -v r="$round" 'NR > 1 { gsub(/"/, "", $1); print "default," $1 "," s "," r "," $2 }' >>"$CSV" ||
 			log "redis-benchmark failed on $s (a test it needs is missing?)"
 	done
+	has p16 || continue
 	for t in "HINCRBY h:__rand_int__ f 1" "LPUSH l:__rand_int__ v" "LPOP l:__rand_int__" "SADD s:__rand_int__ __rand_int__" "ZADD z:__rand_int__ __rand_int__ m:__rand_int__"; do
 		for s in "${order[@]}"; do
 			v=$(timeout "$TMO" "${CLI[@]}" redis-benchmark -p "${PORT[$s]}" -c 50 -P 16 -r 100000 -n $((N * 5)) --csv $t 2>/dev/null |
@@ -79,6 +84,7 @@ done
 
 # Sliding log: fresh servers, RSS before and after loading KEYS keys.
 for s in t r; do
+	has slidelog || break
 	stop "$s"
 	start "$s" "$([[ $s == t ]] && echo turnstile || echo redis)"
 	before=$(rss "$s")
@@ -89,6 +95,7 @@ for s in t r; do
 	echo "slidelog,rss_per_key,$s,1,$(((after - before) / KEYS))" >>"$CSV"
 done
 for round in $(seq "$ROUNDS"); do
+	has slidelog || break
 	order=(t r); ((round % 2 == 0)) && order=(r t)
 	for s in "${order[@]}"; do
 		log "round $round: sliding log on $s"
@@ -100,6 +107,7 @@ done
 # Tracked reads: rueidis with its client-side cache, 8 readers over 10,000
 # keys while a writer invalidates 5,000 keys a second.
 for round in $(seq "$ROUNDS"); do
+	has tracked || break
 	order=(t r); ((round % 2 == 0)) && order=(r t)
 	for s in "${order[@]}"; do
 		log "round $round: tracked reads on $s"
@@ -114,24 +122,31 @@ done
 	echo "# Data types: Turnstile next to Redis (bench/datatypes.sh)"
 	echo
 	echo "$(date -u +%Y-%m-%d), $(nproc) CPUs ($(lscpu 2>/dev/null | awk -F: '/Model name/ {gsub(/^ +/, "", $2); print $2; exit}')), Redis $(redis-server --version | awk '{sub(/^v=/, "", $3); print $3}'), pinning: $PIN."
-	echo "Command: \`ROUNDS=$ROUNDS N=$N KEYS=$KEYS D=$D bench/datatypes.sh\`. Medians of $ROUNDS rounds, servers alternating."
+	echo "Command: \`ROUNDS=$ROUNDS N=$N KEYS=$KEYS D=$D PARTS=$PARTS bench/datatypes.sh\`. Medians of $ROUNDS rounds, servers alternating;"
+	echo "the last column is the median of the per-round ratios (range in brackets)."
 	echo
 	python3 - "$CSV" <<'PY'
 import csv, sys, statistics
 rows = list(csv.DictReader(open(sys.argv[1])))
-med = {}
+med, rounds = {}, {}
 for r in rows:
     try: v = float(r["value"])
     except ValueError: continue
     med.setdefault((r["part"], r["test"], r["server"]), []).append(v)
+    rounds.setdefault((r["part"], r["test"], r["round"]), {})[r["server"]] = v
 med = {k: statistics.median(v) for k, v in med.items()}
+ratios = {}
+for (p, t, _), sv in rounds.items():
+    if sv.get("r") and "t" in sv:
+        ratios.setdefault((p, t), []).append(sv["t"] / sv["r"])
 def table(part, title, unit, higher_better=True):
     tests = [t for (p, t, s) in med if p == part and s == "r"]
     if not tests: return
     print(f"## {title}\n\n| test | Turnstile {unit} | Redis {unit} | Turnstile / Redis |\n|---|---:|---:|---:|")
     for t in dict.fromkeys(tests):
         a, b = med.get((part, t, "t")), med.get((part, t, "r"))
-        ratio = f"{a / b:.2f}x" if a and b else "missing"
+        rs = sorted(ratios.get((part, t), []))
+        ratio = f"{statistics.median(rs):.2f}x ({rs[0]:.2f}-{rs[-1]:.2f})" if rs else "missing"
         fmt = (lambda v: f"{v:,.3f}") if b is not None and b < 10 else (lambda v: f"{v:,.0f}")
         fa = fmt(a) if a is not None else "failed"
         print(f"| {t} | {fa} | {fmt(b)} | {ratio} |")
@@ -141,6 +156,6 @@ table("p16", "At -P 16 (-c 50, -r 100000)", "req/s")
 table("slidelog", "Sorted-set sliding log (50 members per key; -c 50 -P 16)", "")
 table("tracked", "Tracked reads: rueidis DoCache GET, 8 readers, 10,000 keys, 5,000 SETs/s invalidating", "")
 PY
-} >"$ROOT/bench/DATATYPES.md"
-log "wrote bench/DATATYPES.md"
-cat "$ROOT/bench/DATATYPES.md"
+} >"$ROOT/$REPORT"
+log "wrote $REPORT"
+cat "$ROOT/$REPORT"
