@@ -178,10 +178,10 @@ func applyOpAt(m *shards.Map, key []byte, r shards.Ref, found bool, e shards.Ent
 		return 0, false, fmt.Errorf("%s on a key holding a %s", op, e.TypeName())
 	}
 	if !found {
-		if err := m.PutChecked(key, shards.Entry{Kind: k, Obj: coll.New(k)}); err != nil {
+		var err error
+		if r, err = m.AddObject(key, shards.Entry{Kind: k, Obj: coll.New(k)}); err != nil {
 			return 0, false, err
 		}
-		_, r, _ = m.Find(key)
 	}
 	v := m.Mutable(r).(coll.Value)
 	n, changed, err = coll.Apply(v, op, args)

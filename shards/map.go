@@ -258,6 +258,26 @@ func (m *Map) PutChecked(key []byte, e Entry) error {
 	return nil
 }
 
+// AddObject stores e, whose Obj is a new collection value that nothing
+// else refers to, under key, which must be absent, and returns a Ref to
+// it. The table owns the value from then on: Mutable changes it in place
+// without a first copy. ErrFull if the shard is full. Requires key's
+// shard locked.
+func (m *Map) AddObject(key []byte, e Entry) (Ref, error) {
+	s, tag := m.locate(key)
+	r := Ref{s: s, key: key, tag: tag, i: s.t.find(key, tag)}
+	if r.i >= 0 {
+		panic("shards: AddObject of a key that is present")
+	}
+	if s.t.n >= m.limit {
+		return Ref{}, ErrFull
+	}
+	m.Set(r, e) // freezes a pending snapshot first: it cannot see the value
+	r.i = s.t.find(key, tag)
+	s.t.setMine(s.t.slots[r.i].num, true)
+	return r, nil
+}
+
 // Mark returns shard i's durability mark: the log position (an offset in
 // the append-only log, or a Raft index) of the last effect written to the
 // shard, as SetMark recorded it; 0 if none was. The package does not

@@ -72,3 +72,29 @@ func TestTouchedMarksWatchers(t *testing.T) {
 		t.Fatal("Touched did not mark the watcher")
 	}
 }
+
+func TestAddObjectIsOwned(t *testing.T) {
+	m := New(1)
+	m.Lock(0)
+	defer m.Unlock(0)
+	o := &testObj{n: 1}
+	r, err := m.AddObject([]byte("k"), Entry{Kind: KindSet, Obj: o})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := m.Mutable(r).(*testObj); got != o {
+		t.Fatal("a value added by AddObject was copied on its first change")
+	}
+	m.BeginSnapshotLocked()
+	_, r, _ = m.Find([]byte("k"))
+	if got := m.Mutable(r).(*testObj); got == o {
+		t.Fatal("after a snapshot began, the shared value was not copied")
+	}
+	full := NewWithLimit(1, 1)
+	full.Lock(0)
+	defer full.Unlock(0)
+	full.Put([]byte("a"), IntEntry(1, 0))
+	if _, err := full.AddObject([]byte("b"), Entry{Kind: KindSet, Obj: &testObj{}}); err != ErrFull {
+		t.Fatalf("AddObject into a full shard: %v", err)
+	}
+}
