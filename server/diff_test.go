@@ -209,10 +209,14 @@ func (d *diffRun) filter(st dstep, count bool) dstep {
 type divergence struct {
 	cmd          dcmd
 	redis, ts    string
-	known        string  // the diffKnown entry that allows it, if any
-	redisKeyType string  // of the command's first key, on Redis
-	seq          []dstep // the steps run on the pair so far, ending with the command's
-	redisConn    *rawConn
+	known        string // the diffKnown entry that allows it, if any
+	redisKeyType string // of the command's first key, on Redis
+	// smallBefore, for OBJECT ENCODING in a transaction: whether the key
+	// was a small set (smallSet) on Redis before the transaction began
+	// (a later command in it may replace the set); 0 when not known.
+	smallBefore int8
+	seq         []dstep // the steps run on the pair so far, ending with the command's
+	redisConn   *rawConn
 }
 
 // runStep runs st on both servers of p, after the steps hist, and returns
@@ -252,10 +256,15 @@ func (d *diffRun) runStep(p diffPair, hist []dstep, st dstep) []divergence {
 	// command in it may rename or delete the key) and whether lex ranges
 	// are specified.
 	types := map[string]string{}
+	small := map[string]int8{}
 	mixed := map[string]bool{}
 	for _, c := range st {
 		if isObjectEncoding(c) {
 			types[c.args[2]] = redisType(p.redis, c.args[2])
+			small[c.args[2]] = -1
+			if smallSet(p.redis, c.args[2]) {
+				small[c.args[2]] = 1
+			}
 		}
 		if isLexRange(c) {
 			mixed[c.args[1]] = mixedScores(p.redis, c.args[1])
@@ -310,10 +319,16 @@ func (d *diffRun) runStep(p diffPair, hist []dstep, st dstep) []divergence {
 			continue
 		}
 		typ := ""
+		var sm int8
 		if isObjectEncoding(c) {
-			typ = types[c.args[2]]
+			typ, sm = types[c.args[2]], small[c.args[2]]
 		}
-		out = append(out, d.classify(p, seq, c, er[i], et[i], typ))
+		dv := d.classify(p, seq, c, er[i], et[i], typ)
+		if sm != 0 && dv.known == "" { // judged by the set before the transaction
+			dv.smallBefore = sm
+			dv.known = d.knownName(dv)
+		}
+		out = append(out, dv)
 	}
 	return out
 }
@@ -431,13 +446,18 @@ func (d *diffRun) classify(p diffPair, seq []dstep, c dcmd, redis, ts, typ strin
 	if (typ == "" || typ == "none") && len(c.args) > 1 && len(c.keys) > 0 {
 		dv.redisKeyType = redisType(p.redis, c.keys[0])
 	}
+	dv.known = d.knownName(dv)
+	return dv
+}
+
+// knownName returns the name of the diffKnown entry that allows dv, or "".
+func (d *diffRun) knownName(dv divergence) string {
 	for _, k := range diffKnown {
 		if k.match(d, dv) {
-			dv.known = k.name
-			break
+			return k.name
 		}
 	}
-	return dv
+	return ""
 }
 
 func redisType(c *rawConn, key string) string {
@@ -663,7 +683,7 @@ var diffKnown = []struct {
 		match: func(d *diffRun, dv divergence) bool {
 			return strings.HasPrefix(d.redisVersion, "7.0.") && isObjectEncoding(dv.cmd) &&
 				dv.redisKeyType == "set" && dv.redis == "$9\r\nhashtable\r\n" && dv.ts == "$8\r\nlistpack\r\n" &&
-				smallSet(dv.redisConn, dv.cmd.args[2])
+				(dv.smallBefore == 1 || dv.smallBefore == 0 && smallSet(dv.redisConn, dv.cmd.args[2]))
 		},
 	},
 	{
