@@ -223,7 +223,7 @@ func cmdHIncrBy(x *Ctx) {
 			}
 		}
 	}
-	if (inc < 0 && cur < 0 && inc < -1<<63-cur) || (inc > 0 && cur > 0 && inc > 1<<63-1-cur) {
+	if addOverflows(cur, inc) {
 		x.w.Error(errOverflow)
 		return
 	}

@@ -418,13 +418,19 @@ func cmdIncr(x *Ctx) {
 			return
 		}
 	}
-	if (by < 0 && n < 0 && by < math.MinInt64-n) || (by > 0 && n > 0 && by > math.MaxInt64-n) {
+	if addOverflows(n, by) {
 		x.w.Error(errOverflow)
 		return
 	}
 	n += by
 	x.put(key, shards.IntEntry(n, e.Exp))
 	x.w.Int(n)
+}
+
+// addOverflows reports whether n+by leaves the int64 range (INCRBY,
+// HINCRBY: Redis refuses the increment rather than wrap).
+func addOverflows(n, by int64) bool {
+	return (by < 0 && n < 0 && by < math.MinInt64-n) || (by > 0 && n > 0 && by > math.MaxInt64-n)
 }
 
 // entryInt returns the integer value of a string entry, if it is one.
