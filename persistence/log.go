@@ -313,9 +313,10 @@ func (l *Log) Append(e Effect) int64 {
 }
 
 // AppendAll is Append for the effects of one command, EXEC or script: they
-// are encoded together, with nothing else between them, and the offset
-// just past the last one is returned. With no effects it returns the
-// current offset.
+// are encoded together, with nothing else between them, as one unit that a
+// crash cannot split (more than one effect is preceded by a GROUP record,
+// group.go), and the offset just past the last one is returned. With no
+// effects it returns the current offset.
 func (l *Log) AppendAll(effects []Effect) int64 {
 	for i := range effects {
 		checkEffect(&effects[i])
@@ -324,6 +325,9 @@ func (l *Log) AppendAll(effects []Effect) int64 {
 	n := len(l.pending)
 	for i := range effects {
 		l.pending = appendRecord(l.pending, &effects[i])
+	}
+	if len(effects) > 1 {
+		l.pending = insertGroupRecord(l.pending, n, len(effects))
 	}
 	l.appended += int64(len(l.pending) - n)
 	l.effects += int64(len(effects))
