@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -313,4 +315,126 @@ func TestAppendAllZeroAllocs(t *testing.T) {
 	if allocs != 0 {
 		t.Fatalf("%v allocations per 100 AppendAlls + Sync", allocs)
 	}
+}
+
+// goldenLogFS returns a file system holding the log in testdata/<dir>.
+func goldenLogFS(t *testing.T, dir string) *crashFS {
+	t.Helper()
+	fs := newCrashFS(1)
+	fs.MkdirAll(testDir, 0o755)
+	for _, name := range []string{testName + ".manifest", testName + ".1.base", testName + ".1.incr"} {
+		b, err := os.ReadFile(filepath.Join("testdata", dir, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		fs.set(filepath.Join(testDir, name), b)
+	}
+	return fs
+}
+
+// TestLoadLeavesOldIncr: when the last incremental file was written by an
+// older format version, Load starts a new one for this build's records
+// (groups among them), leaving the old file as it was; the log then loads
+// everything, and the next Load appends to the new file.
+func TestLoadLeavesOldIncr(t *testing.T) {
+	for _, dir := range []string{"golden-log", "golden-log-v2"} {
+		t.Run(dir, func(t *testing.T) {
+			fs := goldenLogFS(t, dir)
+			oldIncr := testDir + "/" + testName + ".1.incr"
+			newIncr := testDir + "/" + testName + ".2.incr"
+			orig := fs.get(oldIncr)
+			before, _, l, err := loadState(t, fs, FsyncAlways)
+			if err != nil {
+				t.Fatal(err)
+			}
+			unit := groupUnits()[4]
+			if err := l.Sync(l.AppendAll(unit)); err != nil {
+				t.Fatal(err)
+			}
+			if err := l.Close(); err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(fs.get(oldIncr), orig) {
+				t.Fatal("the old incremental file changed")
+			}
+			b := fs.get(newIncr)
+			if want := append(appendHeader(nil, FileIncr), encodeUnit(unit)...); !bytes.Equal(b, want) {
+				t.Fatalf("new incremental file:\n%x, want\n%x", b, want)
+			}
+			m, _, reason := parseManifest(fs.get(testDir+"/"+testName+".manifest"), testName)
+			if reason != "" || !slices.Equal(m.incrs, []string{testName + ".1.incr", testName + ".2.incr"}) {
+				t.Fatalf("manifest %+v %s", m, reason)
+			}
+
+			// Everything loads; the next run appends to the new file.
+			want := before.clone()
+			for _, e := range unit {
+				want.apply(e)
+			}
+			s, _, l, err := loadState(t, fs, FsyncAlways)
+			if err != nil || !s.equal(want) {
+				t.Fatalf("reload: %v\n%v\nwant %v", err, s, want)
+			}
+			if err := l.Sync(l.Append(unit[0])); err != nil {
+				t.Fatal(err)
+			}
+			l.Close()
+			if got := len(fs.get(newIncr)); got != len(b)+len(encodeUnit(unit[:1])) {
+				t.Fatalf("second run: new file is %d bytes, want %d appended to it", got, len(encodeUnit(unit[:1])))
+			}
+			checkNoOrphans(t, fs)
+		})
+	}
+}
+
+// encodeUnit is what AppendAll writes for unit.
+func encodeUnit(unit []Effect) []byte {
+	var b []byte
+	for i := range unit {
+		b = appendRecord(b, &unit[i])
+	}
+	if len(unit) > 1 {
+		b = insertGroupRecord(b, 0, len(unit))
+	}
+	return b
+}
+
+// TestLoadLeavesOldIncrCrash: a crash at any file system operation of the
+// Load that starts a new incremental file leaves a log that loads the same
+// keys, with no stray file.
+func TestLoadLeavesOldIncrCrash(t *testing.T) {
+	want, _, l, err := loadState(t, goldenLogFS(t, "golden-log-v2"), FsyncNo)
+	l.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	steps := 0
+	for at := int64(1); at < 1000; at++ {
+		steps++
+		fs := goldenLogFS(t, "golden-log-v2")
+		fs.mu.Lock()
+		fs.partial = true
+		fs.crashAt = fs.ops + at
+		fs.mu.Unlock()
+		_, _, l, err := loadState(t, fs, FsyncNo)
+		l.Close()
+		crashed := fs.isCrashed()
+		if err != nil && !crashed {
+			t.Fatalf("op %d: %v", at, err)
+		}
+		r := fs.recovered(uint64(at))
+		s, _, l, err := loadState(t, r, FsyncNo)
+		l.Close()
+		if err != nil || !s.equal(want) {
+			t.Fatalf("crash at op %d: %v\n%v\nwant %v", at, err, s, want)
+		}
+		checkNoOrphans(t, r)
+		if !crashed {
+			break
+		}
+	}
+	if steps < 6 {
+		t.Fatalf("only %d crash points", steps)
+	}
+	t.Logf("%d crash points", steps)
 }

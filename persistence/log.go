@@ -233,15 +233,56 @@ func (l *Log) Load(apply func(Effect) error) (LoadInfo, error) {
 			return info, fmt.Errorf("persistence: cutting the torn tail of %s: %w", l.path(name), err)
 		}
 	}
-	l.cur = &segment{f: f, name: name, size: res.validLen}
-	l.curSize.Store(res.validLen)
+	seg := &segment{f: f, name: name, size: res.validLen}
+	if res.version < formatVersion {
+		seg, err = l.leaveOldIncr(seg, &m)
+		if err != nil {
+			return info, err
+		}
+		old += res.validLen
+	}
+	l.cur = seg
+	l.curSize.Store(seg.size)
 	l.oldIncrSize.Store(old)
 	l.baseSize.Store(base)
-	l.rewriteBase.Store(base + old + res.validLen)
+	l.rewriteBase.Store(base + old + seg.size)
 	l.man = m
 	l.seq = m.maxSeq(l.cfg.Name)
 	l.state = stateOpen
 	return info, nil
+}
+
+// leaveOldIncr starts a new incremental file after old, the last one, which
+// an older build wrote (its header has an older format version), and
+// returns it; *m becomes the manifest naming it. Appending this build's
+// records to old would leave a file whose header promises an older format
+// than it holds: an older build would take the new records for damage
+// instead of refusing the file by its version. It follows the rewrite
+// protocol's switch (FORMAT.md): old is fsynced (it may hold writes of the
+// previous run not yet on disk), the new file is created with its header
+// and fsynced, and the manifest listing it replaces the old one. A crash
+// before that leaves the new file unlisted, and the next Load removes it
+// (it has the next sequence number).
+func (l *Log) leaveOldIncr(old *segment, m *manifest) (*segment, error) {
+	err := old.f.Sync()
+	if cerr := old.f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return nil, fmt.Errorf("persistence: fsync of %s: %w", l.path(old.name), err)
+	}
+	name := seqName(l.cfg.Name, m.maxSeq(l.cfg.Name)+1, "incr")
+	seg, err := l.createIncr(name)
+	if err != nil {
+		return nil, err
+	}
+	next := manifest{base: m.base, incrs: append(slices.Clone(m.incrs), name), history: m.history}
+	if err := writeManifest(l.fs, l.manifestPath, &next); err != nil {
+		seg.f.Close() // the file stays: the rename may have happened
+		return nil, err
+	}
+	*m = next
+	return seg, nil
 }
 
 // cleanup removes the files an interrupted rewrite left: those of the
