@@ -146,15 +146,18 @@ func (l *Log) path(name string) string { return filepath.Join(l.cfg.Dir, name) }
 // passed whatever their expiry: dropping keys already expired is the
 // caller's job.
 //
-// A torn last record in the last incremental file (a crash in the middle of
-// a write) is cut off: the file is truncated to its last whole record and
+// A torn last record or group in the last incremental file (a crash in the
+// middle of a write) is cut off: the file is truncated to its last whole
+// record or group (a group is applied whole or not at all) and
 // LoadInfo reports where (TornTail, TornFile, TornOffset). Any other damage
 // returns a *CorruptError naming the file and offset. A missing manifest is
 // an empty log: LoadInfo.Files is 0 and the files are created by the first
 // write (or by Rewrite, to start the log from a dump of data loaded
 // elsewhere, e.g. a snapshot).
 //
-// Files left behind by an interrupted rewrite are removed.
+// Files left behind by an interrupted rewrite are removed. When the last
+// incremental file was written by an older format version, a new one is
+// started for the appends to come (leaveOldIncr).
 func (l *Log) Load(apply func(Effect) error) (LoadInfo, error) {
 	l.wmu.Lock()
 	defer l.wmu.Unlock()
