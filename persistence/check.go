@@ -45,6 +45,25 @@ func (r *Report) OK() bool {
 	return true
 }
 
+// Repaired reports whether Fix or FixForce repaired every problem found:
+// for a data file, that it was truncated; for a manifest, that every listed
+// file with a problem was (a damaged manifest itself is never repaired).
+// It is false when there was no problem: see OK.
+func (r *Report) Repaired() bool {
+	if r.Type != FileManifest || len(r.Files) == 0 {
+		return r.Problem != nil && r.Fixed
+	}
+	if r.Problem == nil {
+		return false
+	}
+	for i := range r.Files {
+		if f := &r.Files[i]; f.Problem != nil && !f.Fixed {
+			return false
+		}
+	}
+	return true
+}
+
 // String describes the report for people, one line per file.
 func (r *Report) String() string {
 	var b strings.Builder
