@@ -92,7 +92,7 @@ type LogConfig struct {
 type LoadInfo struct {
 	Records    int64  // records read (keys of a snapshot, effects of a log)
 	Bytes      int64  // bytes read
-	TornTail   bool   // a torn last record was cut off
+	TornTail   bool   // a torn last record or group was cut off
 	TornFile   string // where, when TornTail
 	TornOffset int64
 	Files      int // files read; 0 from Log.Load means no log existed (a fresh start)

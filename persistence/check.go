@@ -16,14 +16,16 @@ type Report struct {
 	Path     string
 	Type     FileType // FileDump, FileIncr or FileManifest (0 if the header is unreadable)
 	Size     int64    // file size when checked
-	Records  int64    // whole, valid records before the first problem (a dump's end record not counted)
+	Records  int64    // whole, valid effect records before the first problem (GROUP and END records not counted)
 	ValidLen int64    // length of the valid prefix: where Fix truncates
 	Problem  *CorruptError
 	// Torn: the problem is a torn tail (an incomplete or damaged last
-	// record, or a zero-filled tail), which Load cuts off by itself in the
-	// last incremental file of a log; otherwise it is damage in the middle
-	// of the file, which refuses to load. For a dump, Torn means the dump
-	// was cut short; a dump is never loaded in that state.
+	// record or group, or a zero-filled tail; ValidLen is then the start
+	// of that record or of the group's GROUP record), which Load cuts off
+	// by itself in the last incremental file of a log; otherwise it is
+	// damage in the middle of the file, which refuses to load. For a dump,
+	// Torn means the dump was cut short; a dump is never loaded in that
+	// state.
 	Torn  bool
 	Fixed bool     // Fix or FixForce truncated the file to ValidLen
 	Files []Report // for a manifest: the listed files, base first
@@ -37,6 +39,25 @@ func (r *Report) OK() bool {
 	}
 	for i := range r.Files {
 		if !r.Files[i].OK() {
+			return false
+		}
+	}
+	return true
+}
+
+// Repaired reports whether Fix or FixForce repaired every problem found:
+// for a data file, that it was truncated; for a manifest, that every listed
+// file with a problem was (a damaged manifest itself is never repaired).
+// It is false when there was no problem: see OK.
+func (r *Report) Repaired() bool {
+	if r.Type != FileManifest || len(r.Files) == 0 {
+		return r.Problem != nil && r.Fixed
+	}
+	if r.Problem == nil {
+		return false
+	}
+	for i := range r.Files {
+		if f := &r.Files[i]; f.Problem != nil && !f.Fixed {
 			return false
 		}
 	}

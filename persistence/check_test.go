@@ -29,7 +29,7 @@ func TestCheckManifestAndFix(t *testing.T) {
 		t.Fatal(rep.String())
 	}
 	rep, err = Fix(fs, mpath)
-	if err != nil || !rep.Files[1].Fixed || len(fs.get(incr)) != ends[18] {
+	if err != nil || !rep.Files[1].Fixed || !rep.Repaired() || len(fs.get(incr)) != ends[18] {
 		t.Fatalf("fix: %v\n%s", err, rep.String())
 	}
 	if rep, _ := Check(fs, mpath); !rep.OK() {
@@ -41,14 +41,14 @@ func TestCheckManifestAndFix(t *testing.T) {
 	b[ends[4]+12] ^= 0x10
 	fs.set(incr, b)
 	rep, _ = Fix(fs, mpath)
-	if rep.Torn || rep.Problem == nil || rep.Problem.Offset != int64(ends[4]) || rep.Files[1].Fixed || len(fs.get(incr)) != len(b) {
+	if rep.Torn || rep.Problem == nil || rep.Problem.Offset != int64(ends[4]) || rep.Files[1].Fixed || rep.Repaired() || len(fs.get(incr)) != len(b) {
 		t.Fatalf("fix of mid-file damage:\n%s", rep.String())
 	}
 	if !strings.Contains(rep.String(), "CORRUPT at offset") {
 		t.Fatal(rep.String())
 	}
 	rep, err = FixForce(fs, mpath)
-	if err != nil || !rep.Files[1].Fixed || len(fs.get(incr)) != ends[4] {
+	if err != nil || !rep.Files[1].Fixed || !rep.Repaired() || len(fs.get(incr)) != ends[4] {
 		t.Fatalf("force: %v\n%s", err, rep.String())
 	}
 	s, _, l, err := loadState(t, fs, FsyncAlways)

@@ -25,7 +25,9 @@ const (
 	opcodeExpire   byte = 5 // OpExpire (format version 2)
 	opcodeField    byte = 6 // OpField (format version 2)
 	// 7 to 31 stay reserved for key-level effects.
-	opcodeEnd byte = 0xFF // last record of a dump: the number of SET records before it
+	// Framing records, which are not effects, count down from 0xFF.
+	opcodeGroup byte = 0xFE // the next records are one unit (format version 3): their count and byte length
+	opcodeEnd   byte = 0xFF // last record of a dump: the number of SET records before it
 )
 
 // Value codes: the kind byte of a SET record, which says how the value that
@@ -97,7 +99,7 @@ func opCode(op Op) (code byte, ok bool) {
 }
 
 // opOf returns the Op a file's op code stands for; ok is false for an
-// unknown code and for opcodeEnd, which is not an effect.
+// unknown code and for opcodeEnd and opcodeGroup, which are not effects.
 func opOf(code byte) (op Op, ok bool) {
 	switch code {
 	case opcodeSet:

@@ -27,6 +27,9 @@ func TestCodesPinned(t *testing.T) {
 	if opcodeEnd != 0xFF {
 		t.Errorf("opcodeEnd = %#x, want 0xff", opcodeEnd)
 	}
+	if opcodeGroup != 0xFE { // format version 3
+		t.Errorf("opcodeGroup = %#x, want 0xfe", opcodeGroup)
+	}
 	for _, c := range []struct {
 		kind shards.Kind
 		code byte
@@ -70,11 +73,11 @@ func TestCodesPinned(t *testing.T) {
 }
 
 // TestCodeMappings: the mappings are inverse to each other over every byte
-// value, and no op code is 0 or the END code.
+// value, and no op code is 0 or a framing code (END, GROUP).
 func TestCodeMappings(t *testing.T) {
 	for i := range 256 {
 		if code, ok := opCode(Op(i)); ok {
-			if code == 0 || code == opcodeEnd {
+			if code == 0 || code == opcodeEnd || code == opcodeGroup {
 				t.Errorf("op %d has code %#x", i, code)
 			}
 			if op, ok := opOf(code); !ok || op != Op(i) {
@@ -128,7 +131,7 @@ func TestUnknownKind(t *testing.T) {
 		}
 		p := []byte{opcodeSet, 0, 1, 'k', byte(i), 0, 0}
 		var e Effect
-		if _, _, reason := decodePayload(p, &e); reason != fmt.Sprintf("unknown value kind %d", i) {
+		if _, reason := decodePayload(p, &e); reason != fmt.Sprintf("unknown value kind %d", i) {
 			t.Errorf("value code %d: reason %q", i, reason)
 		}
 	}

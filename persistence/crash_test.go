@@ -215,25 +215,45 @@ func runCrashLives(t *testing.T, cc crashCase, seed uint64, stats *crashStats) {
 	l.Close()
 }
 
-// appendUntilCrash writes effects on database g until a Sync fails.
+// appendUntilCrash writes effects, alone or in units of several, on
+// database g until a Sync fails. h.states has one state per unit.
 func appendUntilCrash(l *Log, ks *keyspace, g int, h *history, now *atomic.Int64, seed uint64) {
 	rng := rand.New(rand.NewPCG(seed, 7))
 	cur := h.states[0].clone()
 	for i := range 400 {
 		key := []byte(fmt.Sprintf("k%d", rng.IntN(6)))
 		var e Effect
+		var off int64
 		switch r := rng.IntN(100); {
-		case r < 60:
+		case r < 50:
 			e = Effect{Op: OpSet, DB: g, Key: key, Entry: shards.IntEntry(int64(i), int64(rng.IntN(2))*1e18)}
-		case r < 75:
+		case r < 62:
 			e = Effect{Op: OpSet, DB: g, Key: key, Entry: shards.Entry{Kind: shards.KindBytes, Str: []byte(strings.Repeat("x", rng.IntN(40)))}}
-		case r < 95:
+		case r < 80:
 			e = Effect{Op: OpDel, DB: g, Key: key}
+		case r < 95:
+			// One unit of several effects (an EXEC): the log must load
+			// all of them or none.
+			unit := make([]Effect, 2+rng.IntN(3))
+			for j := range unit {
+				k := []byte(fmt.Sprintf("k%d", rng.IntN(6)))
+				if rng.IntN(4) == 0 {
+					unit[j] = Effect{Op: OpDel, DB: g, Key: k}
+				} else {
+					unit[j] = Effect{Op: OpSet, DB: g, Key: k, Entry: shards.IntEntry(int64(i*10+j), 0)}
+				}
+			}
+			off = ks.writeAll(l, unit)
+			for _, e := range unit {
+				cur.apply(e)
+			}
 		default:
 			e = Effect{Op: OpFlushDB, DB: g}
 		}
-		off := ks.write(l, e)
-		cur.apply(e)
+		if e.Op != 0 {
+			off = ks.write(l, e)
+			cur.apply(e)
+		}
 		h.states = append(h.states, cur.clone())
 		h.ackTime = append(h.ackTime, -1)
 		if err := l.Sync(off); err != nil {

@@ -10,14 +10,21 @@
 // load time are dropped. Expiry itself is not logged: it is implied by the
 // absolute times.
 //
+// The effects of one command, transaction or script are one unit
+// (AppendAll): several effects are preceded by a GROUP record, and a load
+// applies a group only once all of its records are read and checked, so a
+// crash never leaves part of a unit (group.go). One effect has no GROUP
+// record and costs nothing more.
+//
 // # Files
 //
 // A data directory holds a snapshot (--dbfilename) and an append-only log
 // made of a base file (a snapshot, written by a rewrite) and an incremental
 // file of effects, tied together by a manifest, as Redis 7's multi-part AOF.
-// Every record carries a CRC-32C. A torn last record (a crash in the middle
-// of a write) is cut off with a warning; damage anywhere else refuses to
-// load with an error naming the file and offset.
+// Every record carries a CRC-32C. A torn last unit (a crash in the middle
+// of a write: a record, or a group cut anywhere) is cut off with a warning;
+// damage anywhere else refuses to load with an error naming the file and
+// offset.
 //
 // # Durability
 //

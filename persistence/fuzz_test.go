@@ -9,7 +9,7 @@ import (
 // FuzzDecodeRecord: arbitrary bytes, as a framed record and as a bare
 // payload (the checksums keep the fuzzer away from the payload decoder
 // otherwise), never panic; a payload that decodes re-encodes into a record
-// that decodes to the same effect.
+// that decodes to the same effect (or GROUP record).
 func FuzzDecodeRecord(f *testing.F) {
 	effs := sampleEffects()
 	for i := range effs {
@@ -20,18 +20,31 @@ func FuzzDecodeRecord(f *testing.F) {
 		}
 	}
 	f.Add(appendEndRecord(nil, 7))
+	for _, g := range [][2]uint64{{2, 25}, {300, 70000}} {
+		r := appendGroupRecord(nil, g[0], g[1])
+		f.Add(r)
+		f.Add(r[recHeaderLen:])
+	}
 	f.Add(make([]byte, 20))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		var e Effect
 		decodeRecord(b, &e)
-		end, _, reason := decodePayload(b, &e)
-		if reason != "" || end {
+		m, reason := decodePayload(b, &e)
+		if reason == "" && m.kind == recGroup {
+			rec := appendGroupRecord(nil, m.count, m.length)
+			n, m2, err := decodeRecord(rec, &e)
+			if err != nil || n != len(rec) || m2 != m {
+				t.Fatalf("round trip of %+v: %+v, %v", m, m2, err)
+			}
+			return
+		}
+		if reason != "" || m.kind != recEffect {
 			return
 		}
 		rec := appendRecord(nil, &e)
 		var e2 Effect
-		n, end, _, err := decodeRecord(rec, &e2)
-		if err != nil || end || n != len(rec) || !effectsEqual(e, e2) {
+		n, m, err := decodeRecord(rec, &e2)
+		if err != nil || m.kind != recEffect || n != len(rec) || !effectsEqual(e, e2) {
 			t.Fatalf("round trip of %+v: %+v, %v", e, e2, err)
 		}
 	})
@@ -42,6 +55,8 @@ func FuzzDecodeRecord(f *testing.F) {
 func FuzzLoad(f *testing.F) {
 	fs, incr := writeLog(f, smallEffects(8))
 	f.Add(fs.get(incr), uint8(0))
+	groups, _ := writeUnits(f, groupUnits())
+	f.Add(groups.get(incr), uint8(0))
 	f.Add(fs.get(testDir+"/"+testName+".manifest"), uint8(3))
 	snap := newCrashFS(1)
 	snap.MkdirAll("/data", 0o755)

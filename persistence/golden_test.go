@@ -2,7 +2,9 @@ package persistence
 
 // Golden tests: the bytes below and the files in testdata/ were produced by
 // the format version 1 writer (version 2 for the EXPIRE, FIELD and
-// collection records, and the headers) and are pinned here, so that a change to the
+// collection records and testdata/golden-log-v2; version 3 for the GROUP
+// records and the headers, whose bytes were also computed by hand from
+// FORMAT.md) and are pinned here, so that a change to the
 // in-memory enums (shards.Kind, Op) or to the on-disk codes that would change
 // what is written, or how existing files are read, fails a test. Never
 // regenerate them to make a test pass: a file written by an older build must
@@ -45,10 +47,13 @@ var goldenRecords = []struct {
 
 const (
 	goldenEndRecord = "020000002ca5a0d241" + "ff" + "03" // END, count 3
-	// Version 1 headers (golden files) and the version 2 headers written now.
+	// Version 1 and 2 headers (golden files) and the version 3 headers
+	// written now.
 	goldenDumpHeaderV1 = "5455524e5354494c01010000e22517e8"
-	goldenDumpHeader   = "5455524e5354494c02010000dbac358a"
-	goldenIncrHeader   = "5455524e5354494c02020000a86c1b60"
+	goldenDumpHeaderV2 = "5455524e5354494c02010000dbac358a"
+	goldenIncrHeaderV2 = "5455524e5354494c02020000a86c1b60"
+	goldenDumpHeader   = "5455524e5354494c0301000063067057"
+	goldenIncrHeader   = "5455524e5354494c0302000010c65ebd"
 )
 
 func mustHex(t *testing.T, s string) []byte {
@@ -87,9 +92,9 @@ func TestGoldenDecoding(t *testing.T) {
 		b := mustHex(t, g.hex)
 		all = append(all, b...)
 		var got Effect
-		n, end, _, err := decodeRecord(b, &got)
-		if err != nil || end || n != len(b) {
-			t.Fatalf("%s: n=%d end=%v err=%v", g.name, n, end, err)
+		n, m, err := decodeRecord(b, &got)
+		if err != nil || m.kind != recEffect || n != len(b) {
+			t.Fatalf("%s: n=%d %+v err=%v", g.name, n, m, err)
 		}
 		if !effectsEqual(got, g.e) {
 			t.Errorf("%s: decodes as %+v, want %+v", g.name, got, g.e)
@@ -98,16 +103,16 @@ func TestGoldenDecoding(t *testing.T) {
 	all = append(all, mustHex(t, goldenEndRecord)...)
 	for _, g := range goldenRecords {
 		var got Effect
-		n, end, _, err := decodeRecord(all, &got)
-		if err != nil || end || !effectsEqual(got, g.e) {
-			t.Fatalf("%s in sequence: %+v end=%v err=%v", g.name, got, end, err)
+		n, m, err := decodeRecord(all, &got)
+		if err != nil || m.kind != recEffect || !effectsEqual(got, g.e) {
+			t.Fatalf("%s in sequence: %+v %+v err=%v", g.name, got, m, err)
 		}
 		all = all[n:]
 	}
 	var e Effect
-	n, end, count, err := decodeRecord(all, &e)
-	if err != nil || !end || count != 3 || n != len(all) {
-		t.Fatalf("END: n=%d end=%v count=%d err=%v", n, end, count, err)
+	n, m, err := decodeRecord(all, &e)
+	if err != nil || m.kind != recEnd || m.count != 3 || n != len(all) {
+		t.Fatalf("END: n=%d %+v err=%v", n, m, err)
 	}
 }
 
@@ -170,7 +175,7 @@ func TestGoldenSnapshot(t *testing.T) {
 	if err := WriteSnapshot(OSFS{}, out, goldenDump); err != nil {
 		t.Fatal(err)
 	}
-	// The same records, under a version 2 header.
+	// The same records, under a version 3 header.
 	want = append(mustHex(t, goldenDumpHeader), want[len(goldenDumpHeaderV1)/2:]...)
 	if b, err := os.ReadFile(out); err != nil || !bytes.Equal(b, want) {
 		t.Fatalf("rewritten snapshot differs from %s (%v):\n%x\n%x", path, err, b, want)
@@ -245,9 +250,9 @@ func TestGoldenRecordsV2(t *testing.T) {
 			t.Errorf("%s: encodes as\n%s, want\n%s", g.name, got, g.hex)
 		}
 		var e Effect
-		n, end, _, err := decodeRecord(b, &e)
-		if err != nil || end || n != len(b) {
-			t.Fatalf("%s: decode: n=%d end=%v err=%v", g.name, n, end, err)
+		n, m, err := decodeRecord(b, &e)
+		if err != nil || m.kind != recEffect || n != len(b) {
+			t.Fatalf("%s: decode: n=%d %+v err=%v", g.name, n, m, err)
 		}
 		if e.Op != g.e.Op || e.DB != g.e.DB || string(e.Key) != string(g.e.Key) || e.Entry.Exp != g.e.Entry.Exp ||
 			e.Entry.Kind != g.e.Entry.Kind || e.Field != g.e.Field || fmt.Sprint(e.Args) != fmt.Sprint(g.e.Args) {
@@ -258,5 +263,130 @@ func TestGoldenRecordsV2(t *testing.T) {
 				t.Errorf("%s: value decodes as %v", g.name, e.Entry.Obj)
 			}
 		}
+	}
+}
+
+// effectsEqualFull is effectsEqual that also compares collection values,
+// field ops and their arguments.
+func effectsEqualFull(a, b Effect) bool {
+	if !effectsEqual(a, b) || a.Field != b.Field || len(a.Args) != len(b.Args) {
+		return false
+	}
+	for i := range a.Args {
+		if !bytes.Equal(a.Args[i], b.Args[i]) {
+			return false
+		}
+	}
+	va, aok := a.Entry.Obj.(coll.Value)
+	vb, bok := b.Entry.Obj.(coll.Value)
+	if aok != bok {
+		return false
+	}
+	return !aok || bytes.Equal(va.AppendBinary(nil), vb.AppendBinary(nil))
+}
+
+// TestGoldenLogV2: a log written by format version 2 (testdata/golden-log-v2:
+// a base holding a hash and an integer, then one SET and the three effects of
+// one EXEC, back to back as version 2 wrote them) passes Check and replays
+// into the same effects.
+func TestGoldenLogV2(t *testing.T) {
+	dir := t.TempDir()
+	names := []string{"appendonly.aof.manifest", "appendonly.aof.1.base", "appendonly.aof.1.incr"}
+	headers := []string{"", goldenDumpHeaderV2, goldenIncrHeaderV2}
+	for i, name := range names {
+		b, err := os.ReadFile(filepath.Join("testdata/golden-log-v2", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if h := headers[i]; h != "" && !bytes.HasPrefix(b, mustHex(t, h)) {
+			t.Fatalf("%s does not start with the version 2 header %s", name, h)
+		}
+		if err := os.WriteFile(filepath.Join(dir, name), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rep, err := Check(OSFS{}, filepath.Join(dir, names[0]))
+	if err != nil || !rep.OK() {
+		t.Fatalf("Check: %v\n%s", err, rep.String())
+	}
+	l, err := OpenLog(LogConfig{Dir: dir, Name: "appendonly.aof", Fsync: FsyncNo})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	var got []Effect
+	info, err := l.Load(func(e Effect) error {
+		e = cloneEffect(e)
+		for i := range e.Args {
+			e.Args[i] = bytes.Clone(e.Args[i])
+		}
+		got = append(got, e)
+		return nil
+	})
+	if err != nil || info.TornTail || info.Files != 2 || info.Records != 6 {
+		t.Fatalf("Load: %+v, %v", info, err)
+	}
+	h := coll.NewHash()
+	coll.Apply(h, coll.OpHSet, [][]byte{[]byte("f"), []byte("v")})
+	want := []Effect{
+		{Op: OpSet, DB: 0, Key: []byte("h"), Entry: shards.Entry{Kind: shards.KindHash, Obj: h}},
+		{Op: OpSet, DB: 2, Key: []byte("n"), Entry: shards.IntEntry(12, 0)},
+		{Op: OpSet, DB: 0, Key: []byte("a"), Entry: shards.Entry{Kind: shards.KindBytes, Str: []byte("x")}},
+		{Op: OpDel, DB: 0, Key: []byte("s")},
+		{Op: OpField, DB: 0, Key: []byte("s"), Field: coll.OpSAdd, Args: [][]byte{[]byte("m1"), []byte("m2")}},
+		{Op: OpExpire, DB: 0, Key: []byte("s"), Entry: shards.Entry{Exp: 1_800_000_000_000_000_000}},
+	}
+	if len(got) != len(want) {
+		t.Fatalf("%d effects, want %d: %+v", len(got), len(want), got)
+	}
+	for i := range want {
+		if !effectsEqualFull(got[i], want[i]) {
+			t.Errorf("effect %d is %+v, want %+v", i, got[i], want[i])
+		}
+	}
+}
+
+// Format version 3: the GROUP record in front of a unit of several effects.
+const (
+	goldenGroupOf2  = "030000003ae136891b" + "fe" + "02" + "19"       // 2 records, 25 bytes
+	goldenGroupWide = "06000000740a00dd5f" + "fe" + "ac02" + "f0a204" // 300 records, 70000 bytes
+)
+
+// TestGoldenGroup: the GROUP record's bytes, and what AppendAll writes: a
+// unit of one effect is its record alone (as in versions 1 and 2), a unit
+// of several is a GROUP record and then their records.
+func TestGoldenGroup(t *testing.T) {
+	for _, g := range []struct {
+		count, length uint64
+		hex           string
+	}{{2, 25, goldenGroupOf2}, {300, 70000, goldenGroupWide}} {
+		b := appendGroupRecord(nil, g.count, g.length)
+		if got := hex.EncodeToString(b); got != g.hex {
+			t.Errorf("group of %d: encodes as %s, want %s", g.count, got, g.hex)
+		}
+		var e Effect
+		n, m, err := decodeRecord(mustHex(t, g.hex), &e)
+		if err != nil || n != len(b) || m != (recMeta{kind: recGroup, count: g.count, length: g.length}) {
+			t.Errorf("group of %d: decodes as n=%d %+v %v", g.count, n, m, err)
+		}
+	}
+
+	del, flush := goldenRecords[4], goldenRecords[5] // 13 and 12 bytes
+	if del.name != "DEL" || flush.name != "FLUSHDB" {
+		t.Fatal("goldenRecords changed order")
+	}
+	l, fs := openMem(t, FsyncNo)
+	l.Append(del.e)
+	off := l.AppendAll([]Effect{del.e, flush.e})
+	if err := l.Sync(off); err != nil {
+		t.Fatal(err)
+	}
+	got := hex.EncodeToString(fs.get(testDir + "/" + testName + ".1.incr"))
+	want := goldenIncrHeader + del.hex + goldenGroupOf2 + del.hex + flush.hex
+	if got != want {
+		t.Fatalf("log file:\n%s, want\n%s", got, want)
+	}
+	if off != int64(len(want)/2-headerLen) {
+		t.Fatalf("offset %d, want %d", off, len(want)/2-headerLen)
 	}
 }

@@ -192,6 +192,27 @@ func (k *keyspace) write(l *Log, e Effect) int64 {
 	return off
 }
 
+// writeAll applies the effects of one unit (an EXEC) to the keyspace and
+// appends them with one AppendAll, holding every shard lock, and returns
+// the log offset.
+func (k *keyspace) writeAll(l *Log, effs []Effect) int64 {
+	for i := range k.shards {
+		k.shards[i].mu.Lock()
+	}
+	for _, e := range effs {
+		for i := range k.shards {
+			if e.Op != OpSet && e.Op != OpDel || shardOf(e.Key) == i {
+				k.shards[i].m.apply(e)
+			}
+		}
+	}
+	off := l.AppendAll(effs)
+	for i := range k.shards {
+		k.shards[i].mu.Unlock()
+	}
+	return off
+}
+
 func (k *keyspace) dump(emit EmitFunc) error {
 	for i := range k.shards {
 		sh := &k.shards[i]
@@ -245,7 +266,7 @@ func recordEnds(t testing.TB, b []byte) []int {
 	off := headerLen
 	for off < len(b) {
 		var e Effect
-		n, _, _, err := decodeRecord(b[off:], &e)
+		n, _, err := decodeRecord(b[off:], &e)
 		if err != nil {
 			t.Fatalf("record at %d: %v", off, err)
 		}

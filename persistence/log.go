@@ -146,15 +146,18 @@ func (l *Log) path(name string) string { return filepath.Join(l.cfg.Dir, name) }
 // passed whatever their expiry: dropping keys already expired is the
 // caller's job.
 //
-// A torn last record in the last incremental file (a crash in the middle of
-// a write) is cut off: the file is truncated to its last whole record and
+// A torn last record or group in the last incremental file (a crash in the
+// middle of a write) is cut off: the file is truncated to its last whole
+// record or group (a group is applied whole or not at all) and
 // LoadInfo reports where (TornTail, TornFile, TornOffset). Any other damage
 // returns a *CorruptError naming the file and offset. A missing manifest is
 // an empty log: LoadInfo.Files is 0 and the files are created by the first
 // write (or by Rewrite, to start the log from a dump of data loaded
 // elsewhere, e.g. a snapshot).
 //
-// Files left behind by an interrupted rewrite are removed.
+// Files left behind by an interrupted rewrite are removed. When the last
+// incremental file was written by an older format version, a new one is
+// started for the appends to come (leaveOldIncr).
 func (l *Log) Load(apply func(Effect) error) (LoadInfo, error) {
 	l.wmu.Lock()
 	defer l.wmu.Unlock()
@@ -233,15 +236,56 @@ func (l *Log) Load(apply func(Effect) error) (LoadInfo, error) {
 			return info, fmt.Errorf("persistence: cutting the torn tail of %s: %w", l.path(name), err)
 		}
 	}
-	l.cur = &segment{f: f, name: name, size: res.validLen}
-	l.curSize.Store(res.validLen)
+	seg := &segment{f: f, name: name, size: res.validLen}
+	if res.version < formatVersion {
+		seg, err = l.leaveOldIncr(seg, &m)
+		if err != nil {
+			return info, err
+		}
+		old += res.validLen
+	}
+	l.cur = seg
+	l.curSize.Store(seg.size)
 	l.oldIncrSize.Store(old)
 	l.baseSize.Store(base)
-	l.rewriteBase.Store(base + old + res.validLen)
+	l.rewriteBase.Store(base + old + seg.size)
 	l.man = m
 	l.seq = m.maxSeq(l.cfg.Name)
 	l.state = stateOpen
 	return info, nil
+}
+
+// leaveOldIncr starts a new incremental file after old, the last one, which
+// an older build wrote (its header has an older format version), and
+// returns it; *m becomes the manifest naming it. Appending this build's
+// records to old would leave a file whose header promises an older format
+// than it holds: an older build would take the new records for damage
+// instead of refusing the file by its version. It follows the rewrite
+// protocol's switch (FORMAT.md): old is fsynced (it may hold writes of the
+// previous run not yet on disk), the new file is created with its header
+// and fsynced, and the manifest listing it replaces the old one. A crash
+// before that leaves the new file unlisted, and the next Load removes it
+// (it has the next sequence number).
+func (l *Log) leaveOldIncr(old *segment, m *manifest) (*segment, error) {
+	err := old.f.Sync()
+	if cerr := old.f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return nil, fmt.Errorf("persistence: fsync of %s: %w", l.path(old.name), err)
+	}
+	name := seqName(l.cfg.Name, m.maxSeq(l.cfg.Name)+1, "incr")
+	seg, err := l.createIncr(name)
+	if err != nil {
+		return nil, err
+	}
+	next := manifest{base: m.base, incrs: append(slices.Clone(m.incrs), name), history: m.history}
+	if err := writeManifest(l.fs, l.manifestPath, &next); err != nil {
+		seg.f.Close() // the file stays: the rename may have happened
+		return nil, err
+	}
+	*m = next
+	return seg, nil
 }
 
 // cleanup removes the files an interrupted rewrite left: those of the
@@ -313,9 +357,10 @@ func (l *Log) Append(e Effect) int64 {
 }
 
 // AppendAll is Append for the effects of one command, EXEC or script: they
-// are encoded together, with nothing else between them, and the offset
-// just past the last one is returned. With no effects it returns the
-// current offset.
+// are encoded together, with nothing else between them, as one unit that a
+// crash cannot split (more than one effect is preceded by a GROUP record,
+// group.go), and the offset just past the last one is returned. With no
+// effects it returns the current offset.
 func (l *Log) AppendAll(effects []Effect) int64 {
 	for i := range effects {
 		checkEffect(&effects[i])
@@ -324,6 +369,9 @@ func (l *Log) AppendAll(effects []Effect) int64 {
 	n := len(l.pending)
 	for i := range effects {
 		l.pending = appendRecord(l.pending, &effects[i])
+	}
+	if len(effects) > 1 {
+		l.pending = insertGroupRecord(l.pending, n, len(effects))
 	}
 	l.appended += int64(len(l.pending) - n)
 	l.effects += int64(len(effects))

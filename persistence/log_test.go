@@ -117,16 +117,23 @@ func TestTornTailEveryOffset(t *testing.T) {
 	if len(ends) != 20 {
 		t.Fatalf("%d records", len(ends))
 	}
+	units := make([][]Effect, len(effs))
+	for i := range effs {
+		units[i] = effs[i : i+1]
+	}
 	for cut := 0; cut <= len(full); cut++ {
 		for _, zeros := range []int{0, 1 + cut%13, 300 + cut%700} {
-			tornAt(t, fs, incr, full, ends, effs, cut, zeros)
+			tornAt(t, fs, incr, full, ends, units, cut, zeros)
 		}
 	}
 }
 
 // tornAt checks a log whose incremental file is cut at cut bytes, followed
 // by zeros (a crash that extended the file before its data was written).
-func tornAt(t *testing.T, fs *crashFS, incr string, full []byte, ends []int, effs []Effect, cut, zeros int) {
+// The file holds units (each appended by one AppendAll), which end at ends:
+// the load must give the effects of the units wholly present, nothing of
+// the next.
+func tornAt(t *testing.T, fs *crashFS, incr string, full []byte, ends []int, units [][]Effect, cut, zeros int) {
 	t.Helper()
 	{
 		c := fs.clone()
@@ -163,8 +170,9 @@ func tornAt(t *testing.T, fs *crashFS, incr string, full []byte, ends []int, eff
 		if err != nil {
 			t.Fatalf("cut %d: %v", cut, err)
 		}
-		if info.Records != int64(n) || !s.equal(stateOf(effs[:n])) {
-			t.Fatalf("cut %d+%d zeros: loaded %d records, want %d", cut, zeros, info.Records, n)
+		effs := slices.Concat(units[:n]...)
+		if info.Records != int64(len(effs)) || !s.equal(stateOf(effs)) {
+			t.Fatalf("cut %d+%d zeros: loaded %d records (%v), want the %d of %d units", cut, zeros, info.Records, s, len(effs), n)
 		}
 		torn := len(content) != good
 		if info.TornTail != torn || (torn && (info.TornFile != incr || info.TornOffset != int64(good))) {
@@ -173,7 +181,7 @@ func tornAt(t *testing.T, fs *crashFS, incr string, full []byte, ends []int, eff
 		if got := len(c.get(incr)); got != good {
 			t.Fatalf("cut %d: file is %d bytes after load, want %d", cut, got, good)
 		}
-		if rep.Torn != torn || (rep.Problem == nil) == torn || rep.ValidLen != int64(good) || rep.Records != int64(n) {
+		if rep.Torn != torn || (rep.Problem == nil) == torn || rep.ValidLen != int64(good) || rep.Records != int64(len(effs)) {
 			t.Fatalf("cut %d: check %+v", cut, rep)
 		}
 		frep, err := Fix(cf, incr)

@@ -42,9 +42,9 @@ func (t FileType) String() string {
 const (
 	fileMagic = "TURNSTIL"
 	// formatVersion is the version this build writes. Version 2 added
-	// collection values and the EXPIRE and FIELD ops; version 1 files
-	// (which cannot hold them) still load.
-	formatVersion = 2
+	// collection values and the EXPIRE and FIELD ops, version 3 the GROUP
+	// record (group.go); files of versions 1 and 2 still load.
+	formatVersion = 3
 	oldestVersion = 1
 	headerLen     = 16 // magic 8, version 1, type 1, reserved 2, CRC-32C 4
 
@@ -238,38 +238,57 @@ func appendPayload(dst []byte, e *Effect) []byte {
 	return binary.AppendVarint(dst, e.Entry.Exp)
 }
 
+// recKind says what a record is.
+type recKind uint8
+
+const (
+	recEffect recKind = iota // an effect (decoded into the Effect)
+	recEnd                   // a dump's END record: count is its number of keys
+	recGroup                 // a GROUP record: the count records after it, length bytes in all, are one unit
+)
+
+// recMeta describes a decoded record that is not an effect.
+type recMeta struct {
+	kind   recKind
+	count  uint64 // recEnd: keys; recGroup: records in the group
+	length uint64 // recGroup: bytes of the group's records (headers included)
+}
+
 // decodePayload decodes a record payload into e (whose Key and Entry.Str then
 // alias p), translating the file's codes (codes.go) into an Op and an entry
-// kind. end is true for a dump's end record, whose key count is returned in
-// count. reason is non-empty when the payload is malformed.
-func decodePayload(p []byte, e *Effect) (end bool, count uint64, reason string) {
+// kind; for an END or GROUP record it returns what the record says instead,
+// leaving e alone. reason is non-empty when the payload is malformed.
+func decodePayload(p []byte, e *Effect) (recMeta, string) {
 	if len(p) == 0 {
-		return false, 0, "empty payload"
+		return recMeta{}, "empty payload"
 	}
 	code := p[0]
 	p = p[1:]
-	if code == opcodeEnd {
+	switch code {
+	case opcodeEnd:
 		n, k := binary.Uvarint(p)
 		if k <= 0 {
-			return false, 0, "bad key count in end record"
+			return recMeta{}, "bad key count in end record"
 		}
 		if k != len(p) {
-			return false, 0, "trailing bytes in end record"
+			return recMeta{}, "trailing bytes in end record"
 		}
-		return true, n, ""
+		return recMeta{kind: recEnd, count: n}, ""
+	case opcodeGroup:
+		return decodeGroup(p)
 	}
 	op, ok := opOf(code)
 	if !ok {
-		return false, 0, fmt.Sprintf("unknown op %d", code)
+		return recMeta{}, fmt.Sprintf("unknown op %d", code)
 	}
 	db, k := binary.Uvarint(p)
 	if k <= 0 || db > maxDB {
-		return false, 0, "bad database number"
+		return recMeta{}, "bad database number"
 	}
 	p = p[k:]
 	kl, k := binary.Uvarint(p)
 	if k <= 0 || kl > uint64(len(p)-k) {
-		return false, 0, "bad key length"
+		return recMeta{}, "bad key length"
 	}
 	p = p[k:]
 	*e = Effect{Op: op, DB: int(db), Key: p[:kl:kl]}
@@ -278,16 +297,16 @@ func decodePayload(p []byte, e *Effect) (end bool, count uint64, reason string) 
 	case OpExpire:
 		exp, k := binary.Varint(p)
 		if k <= 0 || k != len(p) {
-			return false, 0, "bad expiry"
+			return recMeta{}, "bad expiry"
 		}
 		e.Entry.Exp = exp
-		return false, 0, ""
+		return recMeta{}, ""
 	case OpField:
-		return false, 0, decodeField(p, e)
+		return recMeta{}, decodeField(p, e)
 	}
 	if e.Op != OpSet {
 		if len(p) != 0 {
-			return false, 0, "trailing bytes after key"
+			return recMeta{}, "trailing bytes after key"
 		}
 		switch e.Op { // fields the op ignores
 		case OpFlushDB:
@@ -295,29 +314,29 @@ func decodePayload(p []byte, e *Effect) (end bool, count uint64, reason string) 
 		case OpFlushAll:
 			e.DB, e.Key = 0, nil
 		}
-		return false, 0, ""
+		return recMeta{}, ""
 	}
 	if len(p) == 0 {
-		return false, 0, "missing value kind"
+		return recMeta{}, "missing value kind"
 	}
 	vc := p[0]
 	p = p[1:]
 	kind, ok := kindOf(vc)
 	if !ok {
-		return false, 0, fmt.Sprintf("unknown value kind %d", vc)
+		return recMeta{}, fmt.Sprintf("unknown value kind %d", vc)
 	}
 	switch vc {
 	case valueInt:
 		v, k := binary.Varint(p)
 		if k <= 0 {
-			return false, 0, "bad integer value"
+			return recMeta{}, "bad integer value"
 		}
 		e.Entry = shards.Entry{Kind: kind, Int: v}
 		p = p[k:]
 	case valueBytes:
 		vl, k := binary.Uvarint(p)
 		if k <= 0 || vl > uint64(len(p)-k) {
-			return false, 0, "bad value length"
+			return recMeta{}, "bad value length"
 		}
 		p = p[k:]
 		e.Entry = shards.Entry{Kind: kind, Str: p[:vl:vl]}
@@ -325,27 +344,27 @@ func decodePayload(p []byte, e *Effect) (end bool, count uint64, reason string) 
 	case valueHash, valueList, valueSet, valueZSet, valueStream:
 		vl, k := binary.Uvarint(p)
 		if k <= 0 || vl > uint64(len(p)-k) {
-			return false, 0, "bad value length"
+			return recMeta{}, "bad value length"
 		}
 		p = p[k:]
 		v, err := coll.Decode(kind, p[:vl])
 		if err != nil {
-			return false, 0, fmt.Sprintf("bad %s value: %v", shards.Entry{Kind: kind}.TypeName(), err)
+			return recMeta{}, fmt.Sprintf("bad %s value: %v", shards.Entry{Kind: kind}.TypeName(), err)
 		}
 		e.Entry = shards.Entry{Kind: kind, Obj: v}
 		p = p[vl:]
 	default: // kindOf and this switch disagree
-		return false, 0, fmt.Sprintf("unknown value kind %d", vc)
+		return recMeta{}, fmt.Sprintf("unknown value kind %d", vc)
 	}
 	exp, k := binary.Varint(p)
 	if k <= 0 {
-		return false, 0, "bad expiry"
+		return recMeta{}, "bad expiry"
 	}
 	if k != len(p) {
-		return false, 0, "trailing bytes after expiry"
+		return recMeta{}, "trailing bytes after expiry"
 	}
 	e.Entry.Exp = exp
-	return false, 0, ""
+	return recMeta{}, ""
 }
 
 // decodeField decodes the rest of a FIELD payload (after the key) into e,
@@ -382,30 +401,31 @@ func decodeField(p []byte, e *Effect) string {
 }
 
 // decodeRecord decodes the first record of b (used by the fuzzer and by
-// tests; files are read with a recReader). n is the record's length in bytes.
-func decodeRecord(b []byte, e *Effect) (n int, end bool, count uint64, err error) {
+// tests; files are read with a recReader). n is the record's length in bytes;
+// m says whether it is an effect (decoded into e) or an END or GROUP record.
+func decodeRecord(b []byte, e *Effect) (n int, m recMeta, err error) {
 	if len(b) < recHeaderLen {
-		return 0, false, 0, errors.New("short record header")
+		return 0, recMeta{}, errors.New("short record header")
 	}
 	if crc8(b[0:4]) != b[4] {
-		return 0, false, 0, errors.New("record length checksum mismatch")
+		return 0, recMeta{}, errors.New("record length checksum mismatch")
 	}
 	l := binary.LittleEndian.Uint32(b[0:4])
 	if l == 0 {
-		return 0, false, 0, errors.New("empty record")
+		return 0, recMeta{}, errors.New("empty record")
 	}
 	if uint64(l) > uint64(len(b)-recHeaderLen) {
-		return 0, false, 0, errors.New("record runs past the end of the input")
+		return 0, recMeta{}, errors.New("record runs past the end of the input")
 	}
 	p := b[recHeaderLen : recHeaderLen+int(l)]
 	if crc32c(p) != binary.LittleEndian.Uint32(b[5:9]) {
-		return 0, false, 0, errors.New("record checksum mismatch")
+		return 0, recMeta{}, errors.New("record checksum mismatch")
 	}
-	end, count, reason := decodePayload(p, e)
+	m, reason := decodePayload(p, e)
 	if reason != "" {
-		return 0, false, 0, errors.New(reason)
+		return 0, recMeta{}, errors.New(reason)
 	}
-	return recHeaderLen + int(l), end, count, nil
+	return recHeaderLen + int(l), m, nil
 }
 
 // Outcome of reading one record.
@@ -421,12 +441,15 @@ const (
 // recReader reads the records of one data file, sequentially, bounding every
 // length by what is left of the file.
 type recReader struct {
-	r    *bufio.Reader
-	path string
-	size int64 // file size
-	off  int64 // offset of the next unread byte
-	hdr  [recHeaderLen]byte
-	buf  []byte // payload buffer, reused
+	r       *bufio.Reader
+	path    string
+	size    int64 // file size
+	off     int64 // offset of the next unread byte
+	version byte  // format version in the file's header
+	hdr     [recHeaderLen]byte
+	buf     []byte   // payload buffer, reused
+	gbuf    []byte   // a group's records, reused (group.go)
+	effs    []Effect // a group's effects, aliasing gbuf, reused
 }
 
 func newRecReader(r io.Reader, path string, size int64) *recReader {
@@ -443,6 +466,7 @@ func (rr *recReader) header() (FileType, *CorruptError, error) {
 		return 0, nil, fmt.Errorf("persistence: reading %s: %w", rr.path, err)
 	}
 	rr.off = headerLen
+	rr.version = h[8]
 	t, reason := parseHeader(h[:])
 	if reason != "" {
 		return 0, &CorruptError{File: rr.path, Offset: 0, Reason: reason}, nil
@@ -501,21 +525,41 @@ func (rr *recReader) next() (payload []byte, start int64, st recStatus, reason s
 // starts with a non-zero op code (codes.go), and a record after it has a
 // non-zero length.
 func (rr *recReader) bad(start int64, reason string) ([]byte, int64, recStatus, string, error) {
+	zeros, err := rr.zerosToEnd()
+	if err != nil {
+		return nil, start, 0, "", err
+	}
+	if !zeros {
+		return nil, start, recCorrupt, reason, nil
+	}
+	return nil, start, recTorn, reason + " followed by zeros to the end of the file", nil
+}
+
+// zerosToEnd reads the rest of the file and reports whether it is all zero
+// bytes (or nothing). The reader is not usable for records afterwards.
+func (rr *recReader) zerosToEnd() (bool, error) {
 	var chunk [4096]byte
 	for {
 		n, err := rr.r.Read(chunk[:])
-		for _, c := range chunk[:n] {
-			if c != 0 {
-				return nil, start, recCorrupt, reason, nil
-			}
+		if !allZero(chunk[:n]) {
+			return false, nil
 		}
 		if err == io.EOF {
-			return nil, start, recTorn, reason + " followed by zeros to the end of the file", nil
+			return true, nil
 		}
 		if err != nil {
-			return nil, start, 0, "", rr.ioErr(err)
+			return false, rr.ioErr(err)
 		}
 	}
+}
+
+func allZero(b []byte) bool {
+	for _, c := range b {
+		if c != 0 {
+			return false
+		}
+	}
+	return true
 }
 
 func (rr *recReader) ioErr(err error) error {
@@ -533,17 +577,20 @@ func (rr *recReader) corrupt(off int64, reason string) *CorruptError {
 // problem.
 type scanResult struct {
 	typ      FileType
-	records  int64 // records passed to fn (for a dump: keys)
-	validLen int64 // length of the longest valid prefix: header and whole, good records
+	version  byte  // format version in the header
+	records  int64 // effects passed to fn (for a dump: keys); GROUP and END records are not counted
+	validLen int64 // length of the longest valid prefix: header and whole, good records and groups
 	size     int64
 	problem  *CorruptError // first problem, nil if none
-	torn     bool          // the problem is a torn tail (an incomplete last record)
+	torn     bool          // the problem is a torn tail (an incomplete last record or group)
 }
 
 // scanFile reads the data file at path and calls fn for each effect (for a
-// dump: each key, as an OpSet effect). want is the required file type (0:
-// any). Damage is reported in the result; err is an I/O error, an error from
-// fn, or the file not existing (errors.Is(err, os.ErrNotExist)).
+// dump: each key, as an OpSet effect). The effects of a group are passed
+// only once the whole group has been read and checked (group.go). want is
+// the required file type (0: any). Damage is reported in the result; err is
+// an I/O error, an error from fn, or the file not existing
+// (errors.Is(err, os.ErrNotExist)).
 func scanFile(fsys FS, path string, want FileType, fn func(*Effect) error) (res scanResult, err error) {
 	f, err := fsys.OpenFile(path, osRDONLY, 0)
 	if err != nil {
@@ -564,7 +611,7 @@ func scanFile(fsys FS, path string, want FileType, fn func(*Effect) error) (res 
 		res.problem = ce
 		return res, err
 	}
-	res.typ = t
+	res.typ, res.version = t, rr.version
 	res.validLen = headerLen
 	if want != 0 && t != want {
 		res.problem = rr.corrupt(0, fmt.Sprintf("file type is %s, want %s", t, want))
@@ -591,31 +638,48 @@ func scanFile(fsys FS, path string, want FileType, fn func(*Effect) error) (res 
 			res.problem = rr.corrupt(start, reason)
 			return res, nil
 		}
-		end, count, reason := decodePayload(p, &e)
+		m, reason := decodePayload(p, &e)
 		if reason != "" {
 			res.problem = rr.corrupt(start, reason)
 			return res, nil
 		}
-		if t == FileDump {
-			if end {
-				if count != uint64(res.records) {
-					res.problem = rr.corrupt(start, fmt.Sprintf("end record counts %d keys, the dump holds %d", count, res.records))
-					return res, nil
-				}
-				if rr.off != size {
-					res.problem = rr.corrupt(rr.off, "data after the end record")
-					return res, nil
-				}
-				res.validLen = rr.off
+		switch {
+		case t == FileDump && m.kind == recEnd:
+			if m.count != uint64(res.records) {
+				res.problem = rr.corrupt(start, fmt.Sprintf("end record counts %d keys, the dump holds %d", m.count, res.records))
 				return res, nil
 			}
-			if e.Op != OpSet {
-				res.problem = rr.corrupt(start, fmt.Sprintf("op %d in a dump", p[0])) // the file's code
+			if rr.off != size {
+				res.problem = rr.corrupt(rr.off, "data after the end record")
 				return res, nil
 			}
-		} else if end {
+			res.validLen = rr.off
+			return res, nil
+		case t == FileDump && (m.kind != recEffect || e.Op != OpSet):
+			res.problem = rr.corrupt(start, fmt.Sprintf("op %d in a dump", p[0])) // the file's code
+			return res, nil
+		case m.kind == recEnd:
 			res.problem = rr.corrupt(start, "end record in an incremental log")
 			return res, nil
+		case m.kind == recGroup:
+			effs, st, reason, err := rr.group(m)
+			if err != nil {
+				return res, err
+			}
+			if st != recOK {
+				res.problem = rr.corrupt(start, reason)
+				res.torn = st == recTorn
+				return res, nil
+			}
+			for i := range effs {
+				if err := fn(&effs[i]); err != nil {
+					return res, err
+				}
+				res.records++
+			}
+			clear(effs) // drop the group's values
+			res.validLen = rr.off
+			continue
 		}
 		if err := fn(&e); err != nil {
 			return res, err

@@ -46,9 +46,9 @@ func TestRecordRoundTrip(t *testing.T) {
 	buf = appendEndRecord(buf, 12345)
 	for i, want := range effs {
 		var got Effect
-		n, end, _, err := decodeRecord(buf, &got)
-		if err != nil || end {
-			t.Fatalf("record %d: %v (end=%v)", i, err, end)
+		n, m, err := decodeRecord(buf, &got)
+		if err != nil || m.kind != recEffect {
+			t.Fatalf("record %d: %v (%+v)", i, err, m)
 		}
 		if !effectsEqual(got, want) {
 			t.Fatalf("record %d: got %+v, want %+v", i, got, want)
@@ -56,9 +56,9 @@ func TestRecordRoundTrip(t *testing.T) {
 		buf = buf[n:]
 	}
 	var e Effect
-	n, end, count, err := decodeRecord(buf, &e)
-	if err != nil || !end || count != 12345 || n != len(buf) {
-		t.Fatalf("end record: n=%d end=%v count=%d err=%v", n, end, count, err)
+	n, m, err := decodeRecord(buf, &e)
+	if err != nil || m.kind != recEnd || m.count != 12345 || n != len(buf) {
+		t.Fatalf("end record: n=%d %+v err=%v", n, m, err)
 	}
 }
 
@@ -91,7 +91,7 @@ func TestHeader(t *testing.T) {
 	}
 	// Valid checksum over a bad version, type or reserved bytes.
 	for _, mod := range []func([]byte){
-		func(h []byte) { h[8] = 3 },
+		func(h []byte) { h[8] = 4 },
 		func(h []byte) { h[8] = 0 },
 		func(h []byte) { h[9] = 3 },
 		func(h []byte) { h[10] = 1 },
@@ -130,7 +130,7 @@ func TestDecodePayloadRejects(t *testing.T) {
 	}
 	for name, p := range cases {
 		var e Effect
-		if _, _, reason := decodePayload(p, &e); reason == "" {
+		if _, reason := decodePayload(p, &e); reason == "" {
 			t.Errorf("%s: accepted %x", name, p)
 		}
 	}
@@ -172,7 +172,7 @@ func TestFlushIgnoredFields(t *testing.T) {
 	} {
 		rec := appendRecord(nil, &c.in)
 		var got Effect
-		if _, _, _, err := decodeRecord(rec, &got); err != nil || !effectsEqual(got, c.want) {
+		if _, _, err := decodeRecord(rec, &got); err != nil || !effectsEqual(got, c.want) {
 			t.Fatalf("%+v: got %+v, %v", c.in, got, err)
 		}
 		if want := appendRecord(nil, &c.want); !bytes.Equal(rec, want) {

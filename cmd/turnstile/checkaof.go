@@ -40,7 +40,7 @@ func checkAOF(args []string, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if !rep.OK() && !rep.Fixed {
+	if !rep.OK() && !rep.Repaired() {
 		return errors.New("the file is damaged (see above)")
 	}
 	return nil
