@@ -3,6 +3,7 @@ package lualib
 import (
 	"fmt"
 	"math"
+	"strings"
 
 	lua "github.com/yuin/gopher-lua"
 )
@@ -33,16 +34,27 @@ func newModule(L *lua.LState, fns map[string]lua.LGFunction, upvalues ...lua.LVa
 }
 
 // callName is the name under which the running Go function was called, as
-// gopher-lua reports it ("?" when unknown), for "bad argument" errors.
+// gopher-lua reports it, or "?" where Lua 5.1 has no name either (called
+// from a Go function such as pcall, or from an expression).
 func callName(L *lua.LState) string {
+	if caller, ok := L.GetStack(1); ok {
+		if _, err := L.GetInfo("S", caller, lua.LNil); err == nil && caller.What == "G" {
+			return "?"
+		}
+	}
 	dbg, ok := L.GetStack(0)
 	if !ok {
 		return "?"
 	}
-	if _, err := L.GetInfo("n", dbg, lua.LNil); err != nil || dbg.Name == "" {
+	if _, err := L.GetInfo("n", dbg, lua.LNil); err != nil {
 		return "?"
 	}
-	return dbg.Name
+	switch name := dbg.Name; {
+	case name == "", name == "(anonymous)", name == "main chunk", strings.HasPrefix(name, "<"):
+		return "?"
+	default:
+		return name
+	}
 }
 
 // raise raises msg as a Lua error the way luaL_error does: prefixed with
