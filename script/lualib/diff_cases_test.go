@@ -544,6 +544,8 @@ var moreCases = []string{
 	`{pcall(cjson.decode)}`,
 	`{pcall(cjson.decode, '[')}`,
 	`{pcall(struct.pack, 'i')}`,
+	`{coroutine.resume(coroutine.create(function() local x = cjson.decode() return x end))}`,
+	`{coroutine.resume(coroutine.create(function() return cmsgpack.unpack('\204') end))}`,
 	`cjson.encode(setmetatable({}, {__index = function() return 1 end}))`,
 	`cjson.encode(setmetatable({1, 2}, {__len = function() return 5 end}))`,
 	`#cjson.encode((function() local t = {} for i = 1, 100000 do t[i] = i end return t end)())`,

@@ -33,14 +33,23 @@ func newModule(L *lua.LState, fns map[string]lua.LGFunction, upvalues ...lua.LVa
 	return mod
 }
 
+// callerIsLua reports whether the running Go function was called by a Lua
+// function (not by a Go function such as pcall, nor directly by the host).
+func callerIsLua(L *lua.LState) bool {
+	caller, ok := L.GetStack(1)
+	if !ok {
+		return false
+	}
+	_, err := L.GetInfo("S", caller, lua.LNil)
+	return err == nil && caller.What != "G"
+}
+
 // callName is the name under which the running Go function was called, as
 // gopher-lua reports it, or "?" where Lua 5.1 has no name either (called
-// from a Go function such as pcall, or from an expression).
+// from Go, from an expression, as a coroutine's body).
 func callName(L *lua.LState) string {
-	if caller, ok := L.GetStack(1); ok {
-		if _, err := L.GetInfo("S", caller, lua.LNil); err == nil && caller.What == "G" {
-			return "?"
-		}
+	if !callerIsLua(L) {
+		return "?"
 	}
 	dbg, ok := L.GetStack(0)
 	if !ok {
@@ -50,7 +59,7 @@ func callName(L *lua.LState) string {
 		return "?"
 	}
 	switch name := dbg.Name; {
-	case name == "", name == "(anonymous)", name == "main chunk", strings.HasPrefix(name, "<"):
+	case name == "", name == "(anonymous)", name == "main chunk", name == "corountine", strings.HasPrefix(name, "<"):
 		return "?"
 	default:
 		return name
@@ -58,14 +67,12 @@ func callName(L *lua.LState) string {
 }
 
 // raise raises msg as a Lua error the way luaL_error does: prefixed with
-// the position of the calling Lua code, or with nothing when the caller is
-// a Go function (pcall(cjson.encode, x) gets the bare message, as in Lua
-// 5.1).
+// the position of the calling Lua code, or with nothing when there is none
+// (pcall(cjson.encode, x), or a call from the host, gets the bare message,
+// as in Lua 5.1).
 func raise(L *lua.LState, msg string) {
-	if dbg, ok := L.GetStack(1); ok {
-		if _, err := L.GetInfo("S", dbg, lua.LNil); err == nil && dbg.What == "G" {
-			L.Error(lua.LString(msg), 0)
-		}
+	if !callerIsLua(L) {
+		L.Error(lua.LString(msg), 0)
 	}
 	L.RaiseError("%s", msg)
 }

@@ -146,8 +146,8 @@ func normalizeRedis(v any) any {
 // gopherEval runs script in a fresh gopher-lua state with the libraries.
 func gopherEval(script string) any {
 	// Redis's Lua stack holds 8000 values; gopher-lua's registry must
-	// be allowed to grow that far.
-	L := lua.NewState(lua.Options{RegistryMaxSize: 64 * 1024})
+	// be allowed to grow that far (the size the package doc suggests).
+	L := lua.NewState(lua.Options{RegistryMaxSize: 16384})
 	defer L.Close()
 	Open(L)
 	fn, err := L.Load(strings.NewReader(script), "user_script")
