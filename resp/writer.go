@@ -20,6 +20,9 @@ type Writer struct {
 // else RESP2.
 func (w *Writer) SetRESP3(on bool) { w.resp3 = on }
 
+// RESP3 reports whether the writer writes RESP3.
+func (w *Writer) RESP3() bool { return w.resp3 }
+
 // Bytes returns the pending replies. They stay valid until the next call
 // that changes the Writer.
 func (w *Writer) Bytes() []byte { return w.b }
@@ -143,6 +146,45 @@ func (w *Writer) Double(f float64) {
 		return
 	}
 	w.BulkString(strconv.FormatFloat(f, 'g', 17, 64))
+}
+
+// Bool appends a boolean (#t or #f; the integer 1 or 0 in RESP2).
+func (w *Writer) Bool(b bool) {
+	switch {
+	case !w.resp3 && b:
+		w.b = append(w.b, ":1\r\n"...)
+	case !w.resp3:
+		w.b = append(w.b, ":0\r\n"...)
+	case b:
+		w.b = append(w.b, "#t\r\n"...)
+	default:
+		w.b = append(w.b, "#f\r\n"...)
+	}
+}
+
+// BigNumber appends a big number given in decimal (a bulk string in RESP2).
+func (w *Writer) BigNumber(s string) {
+	if w.resp3 {
+		w.b = append(w.b, '(')
+		w.b = append(w.b, s...)
+		w.b = append(w.b, '\r', '\n')
+		return
+	}
+	w.BulkString(s)
+}
+
+// VerbatimFormat appends a verbatim string of the given three-letter
+// format (a bulk string of s in RESP2).
+func (w *Writer) VerbatimFormat(format, s string) {
+	if w.resp3 {
+		w.b = appendHeader(w.b, '=', len(s)+4)
+		w.b = append(w.b, format...)
+		w.b = append(w.b, ':')
+		w.b = append(w.b, s...)
+		w.b = append(w.b, '\r', '\n')
+		return
+	}
+	w.BulkString(s)
 }
 
 // Verbatim appends a verbatim string of format "txt" (a bulk string in RESP2).

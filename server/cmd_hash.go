@@ -312,7 +312,7 @@ func cmdHRandField(x *Ctx) {
 		x.w.Array(0)
 		return
 	}
-	resp3 := x.c.proto.Load() == 3
+	resp3 := x.w.RESP3()
 	pair := func(f, v []byte) {
 		if !withValues {
 			x.w.Bulk(f)

@@ -120,6 +120,7 @@ func infoMemory(s *Server, b *strings.Builder, _ int64) {
 	for i, c := range goMemoryClasses[1:] {
 		field(b, c.field, samples[i+1].Value.Uint64())
 	}
+	field(b, "number_of_cached_scripts", s.scripts.engine.Cached())
 	field(b, "maxmemory", 0)
 	field(b, "maxmemory_policy", "noeviction")
 	field(b, "mem_allocator", "go")

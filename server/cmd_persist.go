@@ -17,7 +17,7 @@ func persistCommands() []*Command {
 			Summary: "Returns the Unix timestamp of the last successful save to disk.", Handler: cmdLastSave},
 		{Name: "bgrewriteaof", Arity: 1, Flags: admin, Group: "server", Since: "1.0.0",
 			Summary: "Asynchronously rewrites the append-only file to disk.", Handler: cmdBgRewriteAOF},
-		{Name: "shutdown", Arity: -1, Flags: admin | command.Loading | command.Stale | command.NoQueue, Group: "server", Since: "1.0.0",
+		{Name: "shutdown", Arity: -1, Flags: admin | command.Loading | command.Stale | command.NoQueue | command.AllowBusy, Group: "server", Since: "1.0.0",
 			Summary: "Synchronously saves the database(s) to disk and shuts down the Redis server.", Handler: cmdShutdown},
 	}
 }
@@ -79,6 +79,10 @@ func cmdShutdown(x *Ctx) {
 	}
 	if save && nosave {
 		x.w.Error(errSyntax)
+		return
+	}
+	if x.s.scripts.busy.Load() && !nosave { // only SHUTDOWN NOSAVE stops a busy script
+		x.w.Error(errBusy)
 		return
 	}
 	if save || (!nosave && len(x.s.cfg.Persist.Save) > 0) {

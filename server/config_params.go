@@ -88,6 +88,14 @@ var configTable = []*ConfigParam{
 		func(c *Config) *int { return &c.Persist.AutoRewritePercentage }, integer[int](0, math.MaxInt32)),
 	row("auto-aof-rewrite-min-size", "smallest log size for an automatic rewrite, bytes",
 		func(c *Config) *int64 { return &c.Persist.AutoRewriteMinSize }, memory[int64](0, math.MaxInt64)),
+	row("busy-reply-threshold", "milliseconds a script runs before other clients get BUSY",
+		func(c *Config) *int64 { return &c.BusyReplyThreshold }, integer[int64](0, math.MaxInt64)).
+		mutable(func(s *Server) string { return strconv.FormatInt(s.scripts.threshold.Load(), 10) },
+			func(s *Server, c *Config) { s.scripts.threshold.Store(c.BusyReplyThreshold) }),
+	row("lua-time-limit", "alias of busy-reply-threshold",
+		func(c *Config) *int64 { return &c.BusyReplyThreshold }, integer[int64](0, math.MaxInt64)).
+		mutable(func(s *Server) string { return strconv.FormatInt(s.scripts.threshold.Load(), 10) },
+			func(s *Server, c *Config) { s.scripts.threshold.Store(c.BusyReplyThreshold) }),
 	row("turnstile-watch-max-keys", "most keys one connection may WATCH",
 		func(c *Config) *int { return &c.MaxWatchedKeys }, integer[int](1, math.MaxInt32)),
 	row("turnstile-multi-max-commands", "most commands one MULTI may queue",

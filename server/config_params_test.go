@@ -92,6 +92,10 @@ var configCases = map[string]struct {
 		bad: [][2]string{{"-1", "between 0 and 2147483647"}, {"10k", "integer"}}},
 	"auto-aof-rewrite-min-size": {good: [][2]string{{"0", "0"}, {"32mb", "33554432"}, {"1k", "1000"}},
 		bad: [][2]string{{"-1", "memory value"}}},
+	"busy-reply-threshold": {good: [][2]string{{"100", "100"}, {"0", "0"}},
+		bad: [][2]string{{"-1", "between 0 and"}, {"5s", "integer"}}},
+	"lua-time-limit": {good: [][2]string{{"2000", "2000"}},
+		bad: [][2]string{{"x", "integer"}}},
 	"turnstile-watch-max-keys": {good: [][2]string{{"10", "10"}},
 		bad: [][2]string{{"0", "between 1 and 2147483647"}, {"1kb", "integer"}}},
 	"turnstile-multi-max-commands": {good: [][2]string{{"5000", "5000"}},
@@ -162,8 +166,8 @@ func TestConfigTableShape(t *testing.T) {
 			t.Errorf("%s: not found by its flag %q", p.Name, p.Flag)
 		}
 	}
-	if fmt.Sprint(mutable) != "[requirepass maxclients]" {
-		t.Errorf("mutable rows %v, want [requirepass maxclients]", mutable)
+	if want := "[requirepass maxclients busy-reply-threshold lua-time-limit]"; fmt.Sprint(mutable) != want {
+		t.Errorf("mutable rows %v, want %s", mutable, want)
 	}
 	if p := LookupConfigParam("SHARDS"); p == nil || p.Name != "turnstile-shards" {
 		t.Errorf("LookupConfigParam(shards) = %v", p)

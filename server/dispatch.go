@@ -74,6 +74,8 @@ func (s *Server) handle(c *client, args [][]byte) {
 			errText = errNoAuth
 		case s.persist.loading.Load() && !cmd.Has(command.Loading):
 			errText = errLoading
+		case s.scripts.busy.Load() && !cmd.Has(command.AllowBusy):
+			errText = errBusy
 		case cmd.Has(command.Write) && s.persist.aofWriteErr.Load() != nil:
 			errText = "MISCONF Errors writing to the AOF file: " + *s.persist.aofWriteErr.Load()
 		case c.subs != nil && c.proto.Load() == 2 && c.subscribed() && !pubsubAllowed(cmd):

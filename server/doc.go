@@ -1,7 +1,7 @@
 // Package server is Turnstile's Redis-protocol server: connections, the
 // dispatcher, the command families (cmd_<family>.go, like Redis's t_*.c)
-// and the execution contract below, which scripting (package script, to
-// come) and replication (package cluster, to come) plug into.
+// and the execution contract below, which scripting (package script,
+// scripting.go) and replication (package cluster, to come) plug into.
 //
 // # One request
 //
@@ -14,7 +14,8 @@
 // # The execution contract
 //
 // An execution (exec.go) is one atomic unit: a command outside MULTI, the
-// queued commands of one EXEC, or (later) one script. These rules hold for
+// queued commands of one EXEC, or one script (EVAL and its kin; inside an
+// EXEC the script is part of the EXEC's unit). These rules hold for
 // every kind, and the code is arranged so that each is enforced in one
 // place:
 //
@@ -28,7 +29,12 @@
 //     table's key positions, or a row's Locks function, for EXEC the union
 //     over its queue plus the watched keys; a write to the whole keyspace
 //     takes every shard) in the one global order, (database, shard index),
-//     and holds them until end. Handlers do not lock shards; the only
+//     and holds them until end. No unit waits for a shard while holding
+//     another (lockSet.lock waits for one, then only tries the rest), except
+//     a script: holding the server's one script lock, it may wait for the
+//     shard of a key it did not declare (lock escalation, scripting.go),
+//     which cannot deadlock since nobody it waits for waits in turn.
+//     Handlers do not lock shards; the only
 //     exceptions are keyless commands whose execution holds none: EXEC
 //     (which runs its queue as an execution of its own), DISCARD, UNWATCH
 //     and RESET (which release watches one shard at a time), and SAVE and
@@ -93,6 +99,9 @@
 //
 // # Locking rules
 //
+//   - The script lock (scripting.mu): one script at a time. Taken before
+//     any shard lock, by EVAL outside MULTI and by an EXEC whose queue holds
+//     a script; SCRIPT LOAD, EXISTS and FLUSH take it alone.
 //   - Shard locks: only executions (exec.go), connection teardown
 //     (unwatchAll, one shard at a time, holding none) and background work
 //     (active expiry, dumps, ApplyEffect: one shard at a time) take them.

@@ -14,7 +14,7 @@ type execKind uint8
 
 const (
 	execCommand execKind = iota // one command outside MULTI
-	execMulti                   // the queued commands of one EXEC (a script will be a third kind)
+	execMulti                   // the queued commands of one EXEC
 )
 
 // execution is one atomic unit: a command, an EXEC, or (later) a script.
@@ -142,8 +142,13 @@ func (s *Server) roomForNew(now int64, db int, cmds []queued) bool {
 // errShardFull answers a command refused for want of room.
 const errShardFull = "OOM command not allowed: a shard of the keyspace is full; restart with more shards (--shards)"
 
-// lock takes the set's locks in the one global order (database, then
-// shard index), which makes deadlock impossible.
+// lock takes the set's locks without ever waiting for one while holding
+// another: it waits for one shard, then only tries the others, and when
+// one is taken it lets everything go and waits for that one. A unit that
+// runs a script (holding the script lock) may then wait for a shard in any
+// order while holding others (escalate): nobody it waits for waits for it.
+// The items are sorted, so that an uncontended set is taken in the one
+// global order (database, then shard index).
 func (l *lockSet) lock(s *Server) {
 	switch {
 	case l.all: // every shard, already in order
@@ -154,17 +159,71 @@ func (l *lockSet) lock(s *Server) {
 			}
 		}
 	case len(l.items) > 1:
-		slices.SortFunc(l.items, func(a, b lockItem) int {
-			if a.db != b.db {
-				return a.db - b.db
-			}
-			return a.shard - b.shard
-		})
+		slices.SortFunc(l.items, compareLockItems)
 		l.items = slices.Compact(l.items)
 	}
-	for _, it := range l.items {
-		s.dbs[it.db].Lock(it.shard)
+	wait := 0 // the item to wait for
+	for len(l.items) > 0 {
+		first := l.items[wait]
+		s.dbs[first.db].Lock(first.shard)
+		taken := -1
+		for i, it := range l.items {
+			if i != wait && !s.dbs[it.db].TryLock(it.shard) {
+				taken = i
+				break
+			}
+		}
+		if taken < 0 {
+			return
+		}
+		for i, it := range l.items[:taken] {
+			if i != wait {
+				s.dbs[it.db].Unlock(it.shard)
+			}
+		}
+		s.dbs[first.db].Unlock(first.shard)
+		wait = taken
 	}
+}
+
+func compareLockItems(a, b lockItem) int {
+	if a.db != b.db {
+		return a.db - b.db
+	}
+	return a.shard - b.shard
+}
+
+// escalate adds shard (db, shard) to a set that is locked already, waiting
+// for it if another unit holds it. Only a unit holding the script lock may
+// do this (see lock).
+func (l *lockSet) escalate(s *Server, db, shard int) {
+	if l.all || l.holds(db, shard) {
+		return
+	}
+	s.dbs[db].Lock(shard)
+	l.add(db, shard)
+}
+
+// escalateAll adds every shard of every database to a locked set, as
+// escalate does.
+func (l *lockSet) escalateAll(s *Server) {
+	if l.all {
+		return
+	}
+	for d, db := range s.dbs {
+		for i := range db.NumShards() {
+			if !l.holds(d, i) {
+				db.Lock(i)
+			}
+		}
+	}
+	l.items = l.items[:0]
+	for d, db := range s.dbs {
+		for i := range db.NumShards() {
+			l.add(d, i)
+		}
+	}
+	l.all = true
 }
 
 func (l *lockSet) unlock(s *Server) {
@@ -215,8 +274,10 @@ func (l *lockSet) holds(db, shard int) bool {
 func (s *Server) call(c *client, cmd *Command, args [][]byte) {
 	ex := &c.ex
 	ex.reset(execCommand, s.clock.Now())
-	s.addCommandLocks(&ex.locks, cmd, args, c.db)
-	ex.locks.lock(s)
+	if !cmd.Has(command.Scripting) { // a script takes the script lock first, then its own (cmdEval)
+		s.addCommandLocks(&ex.locks, cmd, args, c.db)
+		ex.locks.lock(s)
+	}
 	c.touch(ex.now)
 	if ex.locks.grow > 0 && !ex.locks.roomForAll(s) && !s.roomForNew(ex.now, c.db, []queued{{cmd, args}}) {
 		c.w.Error(errShardFull)

@@ -201,6 +201,13 @@ func cmdExec(x *Ctx) {
 	ex := &c.exMulti
 	ex.reset(execMulti, x.now)
 	s.execLockSet(&ex.locks, c, m.cmds)
+	for _, q := range m.cmds {
+		if q.cmd.Has(command.Scripting) { // the script lock comes before any shard
+			s.scripts.mu.Lock()
+			defer s.scripts.mu.Unlock()
+			break
+		}
+	}
 	ex.locks.lock(s)
 	switch {
 	case ex.locks.grow > 0 && !ex.locks.roomForAll(s) && !s.roomForNew(ex.now, c.db, m.cmds):

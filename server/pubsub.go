@@ -74,7 +74,7 @@ func pubsubCommands() []*Command {
 			Summary: "Listens for messages published to channels that match one or more patterns.", Handler: cmdPsubscribe},
 		{Name: "punsubscribe", Arity: -1, Flags: f, Group: "pubsub", Since: "2.0.0",
 			Summary: "Stops listening to messages published to channels that match one or more patterns.", Handler: cmdPunsubscribe},
-		{Name: "publish", Arity: 3, Flags: command.Loading | command.Stale | command.Fast, Group: "pubsub", Since: "2.0.0",
+		{Name: "publish", Arity: 3, Flags: command.Loading | command.Stale | command.Fast | command.MayReplicate, Group: "pubsub", Since: "2.0.0",
 			Summary: "Posts a message to a channel.", Handler: cmdPublish},
 		{Name: "pubsub", Arity: -2, Group: "pubsub", Since: "2.8.0",
 			Summary: "A container for Pub/Sub commands.", Subs: pubsubSubcommands()},

@@ -47,6 +47,11 @@ type Config struct {
 	MaxQueuedCommands int
 	MaxQueuedBytes    int64
 
+	// BusyReplyThreshold is how long, in milliseconds, a script runs before
+	// other clients get BUSY replies (redis "busy-reply-threshold", alias
+	// "lua-time-limit").
+	BusyReplyThreshold int64
+
 	// Durability, when set, is where writes become durable instead of the
 	// append-only log (a cluster passes its Raft log). nil: the append-only
 	// log when Persist.AppendOnly, else none.
@@ -78,6 +83,8 @@ func DefaultConfig() Config {
 		MaxWatchedKeys:    100_000,
 		MaxQueuedCommands: 100_000,
 		MaxQueuedBytes:    64 << 20,
+
+		BusyReplyThreshold: 5000,
 	}
 }
 
@@ -131,6 +138,7 @@ type Server struct {
 	persist persistState
 	pubsub  pubsub                // channel and pattern subscriptions (pubsub.go)
 	track   tracker               // client-side caching (tracking.go)
+	scripts scripting             // Lua scripts (scripting.go)
 	loadErr atomic.Pointer[error] // why loading failed, if it did
 	ready   chan struct{}         // closed once the dataset is loaded
 	stopped chan struct{}         // closed once Serve has shut everything down
@@ -176,10 +184,11 @@ func New(cfg Config) (*Server, error) {
 		connectionCommands(), serverCommands(), transactionCommands(),
 		stringCommands(), keyCommands(), objectCommands(), throttleCommands(), persistCommands(),
 		setCommands(), hashCommands(), zsetCommands(), listCommands(), streamCommands(),
-		pubsubCommands(),
+		pubsubCommands(), scriptingCommands(),
 		cfg.extraCommands,
 	)
 	s.stats.init(s.table)
+	s.initScripting()
 	return s, nil
 }
 
@@ -226,6 +235,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	})
 	s.goFunc(s.backgroundLoop)
 	s.goFunc(s.expireLoop)
+	s.goFunc(s.scriptWatchdog)
 	go func() {
 		select {
 		case <-ctx.Done():
@@ -295,6 +305,10 @@ func (s *Server) Close() error {
 	}
 	s.closed = true
 	close(s.stop)
+	if _, running := s.scripts.engine.Running(); running { // its connection must end too
+		s.scripts.shutdown.Store(true)
+		s.scripts.engine.Stop()
+	}
 	if s.ln != nil {
 		s.ln.Close()
 	}

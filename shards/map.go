@@ -121,6 +121,9 @@ func (m *Map) hash(key []byte) uint64 {
 // Lock locks shard i.
 func (m *Map) Lock(i int) { m.shards[i].mu.Lock() }
 
+// TryLock locks shard i if it is free, and reports whether it did.
+func (m *Map) TryLock(i int) bool { return m.shards[i].mu.TryLock() }
+
 // Unlock unlocks shard i.
 func (m *Map) Unlock(i int) { m.shards[i].mu.Unlock() }
 

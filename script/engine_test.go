@@ -1,0 +1,159 @@
+package script
+
+import (
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/turnstile/turnstile/command"
+	"github.com/turnstile/turnstile/resp"
+)
+
+// fakeHost is a tiny keyspace of strings with GET, SET, INCR, PING and a
+// noscript command, enough to test the engine without the server.
+type fakeHost struct {
+	kv   map[string]string
+	logs []string
+}
+
+func (h *fakeHost) Lookup(args [][]byte) (int, command.Flag, bool) {
+	switch strings.ToLower(string(args[0])) {
+	case "get":
+		return 2, command.Readonly, true
+	case "set":
+		return 3, command.Write, true
+	case "incr":
+		return 2, command.Write, true
+	case "ping":
+		return -1, 0, true
+	case "multi":
+		return 1, command.NoScript, true
+	}
+	return 0, 0, false
+}
+
+func (h *fakeHost) Call(args [][]byte, w *resp.Writer) {
+	switch strings.ToLower(string(args[0])) {
+	case "get":
+		if v, ok := h.kv[string(args[1])]; ok {
+			w.BulkString(v)
+		} else {
+			w.Null()
+		}
+	case "set":
+		h.kv[string(args[1])] = string(args[2])
+		w.OK()
+	case "incr":
+		n, err := strconv.ParseInt(h.kv[string(args[1])], 10, 64)
+		if err != nil && h.kv[string(args[1])] != "" {
+			w.Error("ERR value is not an integer or out of range")
+			return
+		}
+		h.kv[string(args[1])] = strconv.FormatInt(n+1, 10)
+		w.Int(n + 1)
+	case "ping":
+		w.Status("PONG")
+	}
+}
+
+func (h *fakeHost) Log(level int, msg string) { h.logs = append(h.logs, strconv.Itoa(level)+" "+msg) }
+
+func eval(t *testing.T, e *Engine, h *fakeHost, body string, keys ...string) string {
+	t.Helper()
+	var w resp.Writer
+	req := &Request{Body: []byte(body), Host: h, W: &w}
+	for _, k := range keys {
+		req.Keys = append(req.Keys, []byte(k))
+	}
+	e.Run(req)
+	return string(w.Bytes())
+}
+
+func TestEngineReplies(t *testing.T) {
+	e := New(Config{Version: "7.0.15", VersionNum: 0x07000f})
+	defer e.Close()
+	h := &fakeHost{kv: map[string]string{"s": "abc"}}
+	sha := func(body string) string { return SHA1Hex([]byte(body)) }
+	cases := []struct{ body, want string }{
+		{"return 1", ":1\r\n"},
+		{"return 3.99", ":3\r\n"},
+		{"return -3.99", ":-3\r\n"},
+		{"return 1e20", ":-9223372036854775808\r\n"},
+		{"return 'x'", "$1\r\nx\r\n"},
+		{"return true", ":1\r\n"},
+		{"return false", "$-1\r\n"},
+		{"return nil", "$-1\r\n"},
+		{"return {1,2,3.7,'x',true,false,nil,5}", "*6\r\n:1\r\n:2\r\n:3\r\n$1\r\nx\r\n:1\r\n$-1\r\n"},
+		{"return {err='foo'}", "-foo\r\n"},
+		{"return {ok='fine'}", "+fine\r\n"},
+		{"return redis.error_reply('bad')", "-ERR bad\r\n"},
+		{"return redis.error_reply('-XX x')", "-XX x\r\n"},
+		{"return redis.status_reply('FINE')", "+FINE\r\n"},
+		{"return {1,{2,{3}},{err='in'}}", "*3\r\n:1\r\n*2\r\n:2\r\n*1\r\n:3\r\n-in\r\n"},
+		{"return redis.call('ping')", "+PONG\r\n"},
+		{"return type(redis.call('ping'))", "$5\r\ntable\r\n"},
+		{"return tostring(redis.call('get','nokey'))", "$5\r\nfalse\r\n"},
+		{"return redis.sha1hex('')", "$40\r\nda39a3ee5e6b4b0d3255bfef95601890afd80709\r\n"},
+		{"return redis.call('incr', KEYS[1])", "-ERR value is not an integer or out of range script: " + sha("return redis.call('incr', KEYS[1])") + ", on @user_script:1.\r\n"},
+		{"return redis.pcall('incr', KEYS[1])", "-ERR value is not an integer or out of range\r\n"},
+		{"return redis.call('nosuch')", "-ERR Unknown Redis command called from script script: " + sha("return redis.call('nosuch')") + ", on @user_script:1.\r\n"},
+		{"return redis.call('get')", "-ERR Wrong number of args calling Redis command from script script: " + sha("return redis.call('get')") + ", on @user_script:1.\r\n"},
+		{"x=1", "-ERR user_script:1: Attempt to modify a readonly table script: " + sha("x=1") + ", on @user_script:1.\r\n"},
+		{"return y", "-ERR user_script:1: Script attempted to access nonexistent global variable 'y' script: " + sha("return y") + ", on @user_script:1.\r\n"},
+		{"return redis.call('multi')", "-ERR This Redis command is not allowed from script script: " + sha("return redis.call('multi')") + ", on @user_script:1.\r\n"},
+		{"error('boom')", "-ERR user_script:1: boom script: " + sha("error('boom')") + ", on @user_script:1.\r\n"},
+		{"error({err='XX foo'})", "-XX foo script: " + sha("error({err='XX foo'})") + ", on @user_script:1.\r\n"},
+		{"string.x = 1", "-ERR user_script:1: Attempt to modify a readonly table script: " + sha("string.x = 1") + ", on @user_script:1.\r\n"},
+		{"redis.call = nil", "-ERR user_script:1: Attempt to modify a readonly table script: " + sha("redis.call = nil") + ", on @user_script:1.\r\n"},
+		{"local ok, e = pcall(redis.call, 'incr', KEYS[1]); return {type(e), e}", "*2\r\n$6\r\nstring\r\n$43\r\nERR value is not an integer or out of range\r\n"},
+		{"return redis.call('set','a',1.5)", "+OK\r\n"},
+		{"return redis.call('get','a')", "$3\r\n1.5\r\n"},
+		{"return redis.call('set','a',true)", "-ERR Lua redis lib command arguments must be strings or integers script: " + sha("return redis.call('set','a',true)") + ", on @user_script:1.\r\n"},
+		{"return tostring(os)", "-ERR user_script:1: Script attempted to access nonexistent global variable 'os' script: " + sha("return tostring(os)") + ", on @user_script:1.\r\n"},
+		{"return _VERSION", "$7\r\nLua 5.1\r\n"},
+		{"return redis.REDIS_VERSION", "$6\r\n7.0.15\r\n"},
+		{"return rawget(_G, 'x')", "$-1\r\n"},
+		{"return type(rawget(_G, 'redis'))", "$5\r\ntable\r\n"},
+		{"rawset(_G, 'x', 1)", "-ERR Attempt to modify a readonly table script: " + sha("rawset(_G, 'x', 1)") + ", on @user_script:1.\r\n"},
+		{"return redis.setresp(4)", "-ERR RESP version must be 2 or 3. script: " + sha("return redis.setresp(4)") + ", on @user_script:1.\r\n"},
+		{"local f = loadstring('zz = 1'); local ok, err = pcall(f); return err", "$46\r\n<string>:1: Attempt to modify a readonly table\r\n"},
+	}
+	for _, c := range cases {
+		if got := eval(t, e, h, c.body, "s"); got != c.want {
+			t.Errorf("%s:\n got %q\nwant %q", c.body, got, c.want)
+		}
+	}
+}
+
+// TestEvalCacheBounded: EVAL caches at most maxEvalScripts scripts (the
+// least recently used go first); scripts SCRIPT LOAD loaded stay.
+func TestEvalCacheBounded(t *testing.T) {
+	e := New(Config{})
+	defer e.Close()
+	h := &fakeHost{kv: map[string]string{}}
+	loaded, err := e.Load([]byte("return 'kept'"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	first := "return 0"
+	eval(t, e, h, first)
+	for i := 1; i <= maxEvalScripts+50; i++ {
+		eval(t, e, h, "return "+strconv.Itoa(i))
+		if i%100 == 0 {
+			eval(t, e, h, first) // recently used: kept
+		}
+	}
+	if got := e.Cached(); got != maxEvalScripts+1 {
+		t.Fatalf("cached %d scripts, want %d", got, maxEvalScripts+1)
+	}
+	if !e.Exists([]byte(loaded)) || !e.Exists([]byte(SHA1Hex([]byte(first)))) {
+		t.Fatal("a loaded or recently used script was dropped")
+	}
+	if e.Exists([]byte(SHA1Hex([]byte("return 1")))) {
+		t.Fatal("the least recently used script was kept")
+	}
+	e.Flush()
+	if e.Cached() != 0 || e.Exists([]byte(loaded)) {
+		t.Fatal("Flush kept scripts")
+	}
+}

@@ -1,0 +1,156 @@
+package server
+
+import (
+	"strings"
+
+	"github.com/turnstile/turnstile/command"
+	"github.com/turnstile/turnstile/resp"
+	"github.com/turnstile/turnstile/script"
+)
+
+func scriptingCommands() []*Command {
+	const g = "scripting"
+	f := command.NoScript | command.Stale | command.Scripting
+	ro := f | command.Readonly
+	const args = "<script> <numkeys> [key ...] [arg ...]"
+	const shaArgs = "<sha1> <numkeys> [key ...] [arg ...]"
+	return []*Command{
+		{Name: "eval", Arity: -3, Flags: f, Locks: scriptKeys, Args: args, Group: g, Since: "2.6.0",
+			Summary: "Executes a server-side Lua script.", Handler: cmdEval},
+		{Name: "evalsha", Arity: -3, Flags: f, Locks: scriptKeys, Args: shaArgs, Group: g, Since: "2.6.0",
+			Summary: "Executes a server-side Lua script by SHA1 digest.", Handler: cmdEval},
+		{Name: "eval_ro", Arity: -3, Flags: ro, Locks: scriptKeys, Args: args, Group: g, Since: "7.0.0",
+			Summary: "Executes a read-only server-side Lua script.", Handler: cmdEval},
+		{Name: "evalsha_ro", Arity: -3, Flags: ro, Locks: scriptKeys, Args: shaArgs, Group: g, Since: "7.0.0",
+			Summary: "Executes a read-only server-side Lua script by SHA1 digest.", Handler: cmdEval},
+		{Name: "script", Arity: -2, Group: g, Since: "2.6.0",
+			Summary: "A container for Lua scripts management commands.", Subs: []*Command{
+				{Name: "load", Arity: 3, Flags: command.NoScript | command.Stale, Args: "<script>", Since: "2.6.0",
+					Summary: "Loads a server-side Lua script to the script cache.", Handler: cmdScriptLoad},
+				{Name: "exists", Arity: -3, Flags: command.NoScript, Args: "<sha1> [sha1 ...]", Since: "2.6.0",
+					Summary: "Determines whether server-side Lua scripts exist in the script cache.", Handler: cmdScriptExists},
+				{Name: "flush", Arity: -2, Flags: command.NoScript, Args: "[ASYNC|SYNC]", Since: "2.6.0",
+					Summary: "Removes all server-side Lua scripts from the script cache.", Handler: cmdScriptFlush},
+				{Name: "kill", Arity: 2, Flags: command.NoScript | command.AllowBusy, Since: "2.6.0",
+					Summary: "Terminates a server-side Lua script during execution.", Handler: cmdScriptKill},
+				{Name: "help", Arity: 2, Flags: command.Loading | command.Stale, Since: "5.0.0",
+					Summary: "Returns helpful text about the different subcommands.", Handler: subcommandHelp},
+			}},
+	}
+}
+
+// scriptKeys names the keys a script declares (numkeys, then the keys):
+// the lock set of an EVAL queued in MULTI, and the keys the cluster routes
+// by. A bad numkeys names none (the command then fails).
+func scriptKeys(args [][]byte, db, _ int, add func(db int, key []byte)) {
+	if len(args) < 3 {
+		return
+	}
+	n, ok := resp.ParseInt(args[2])
+	if !ok || n < 0 || n > int64(len(args)-3) {
+		return
+	}
+	for _, k := range args[3 : 3+n] {
+		add(db, k)
+	}
+}
+
+// cmdEval runs EVAL, EVALSHA, EVAL_RO and EVALSHA_RO. Outside MULTI the
+// dispatcher has locked nothing (command.Scripting): the script lock comes
+// first, then the declared keys' shards, in the command's own execution;
+// inside an EXEC, which took the script lock and the declared keys before
+// its queue ran, the script runs in the EXEC's execution.
+func cmdEval(x *Ctx) {
+	s, ex := x.s, x.ex
+	sc := &s.scripts
+	if ex.kind == execCommand {
+		sc.mu.Lock()
+		defer sc.mu.Unlock()
+	}
+	bySHA := strings.HasPrefix(x.cmd.Name, "evalsha")
+	if bySHA && !sc.engine.Exists(x.args[1]) { // Redis looks the script up before numkeys
+		x.w.Error(script.ErrNoScript)
+		return
+	}
+	n, ok := resp.ParseInt(x.args[2])
+	switch {
+	case !ok:
+		x.w.Error(errNotInt)
+		return
+	case n < 0:
+		x.w.Error("ERR Number of keys can't be negative")
+		return
+	case n > int64(len(x.args)-3):
+		x.w.Error("ERR Number of keys can't be greater than number of args")
+		return
+	}
+	if ex.kind == execCommand { // the declared keys (the row's Locks)
+		s.addCommandLocks(&ex.locks, x.cmd, x.args, x.c.db)
+		ex.locks.lock(s)
+	}
+	req := script.Request{Keys: x.args[3 : 3+n], Args: x.args[3+n:], Host: &sc.host, W: x.w,
+		ReadOnly: x.cmd.Has(command.Readonly)}
+	if bySHA {
+		req.SHA = x.args[1]
+	} else {
+		req.Body = x.args[1]
+	}
+	h := &sc.host
+	h.caller, h.ex = x.c, ex
+	h.fake.db = x.c.db
+	sc.engine.Run(&req)
+	h.caller, h.ex = nil, nil
+	if sc.busy.Load() {
+		sc.busy.Store(false)
+	}
+	if sc.shutdown.Load() { // stopped by SHUTDOWN NOSAVE: nothing of it is kept
+		clear(ex.effects)
+		ex.effects = ex.effects[:0]
+	}
+}
+
+func cmdScriptLoad(x *Ctx) {
+	sc := &x.s.scripts
+	sc.mu.Lock()
+	sha, err := sc.engine.Load(x.args[2])
+	sc.mu.Unlock()
+	if err != nil {
+		x.w.Error(err.Error())
+		return
+	}
+	x.w.BulkString(sha)
+}
+
+func cmdScriptExists(x *Ctx) {
+	sc := &x.s.scripts
+	sc.mu.Lock()
+	defer sc.mu.Unlock()
+	x.w.Array(len(x.args) - 2)
+	for _, sha := range x.args[2:] {
+		if sc.engine.Exists(sha) {
+			x.w.Int(1)
+		} else {
+			x.w.Int(0)
+		}
+	}
+}
+
+func cmdScriptFlush(x *Ctx) {
+	if len(x.args) > 3 || len(x.args) == 3 && !strings.EqualFold(string(x.args[2]), "async") && !strings.EqualFold(string(x.args[2]), "sync") {
+		x.w.Error("ERR SCRIPT FLUSH only support SYNC|ASYNC option")
+		return
+	}
+	sc := &x.s.scripts
+	sc.mu.Lock()
+	sc.engine.Flush()
+	sc.mu.Unlock()
+	x.w.OK()
+}
+
+func cmdScriptKill(x *Ctx) {
+	if msg := x.s.scripts.engine.Kill(); msg != "" {
+		x.w.Error(msg)
+		return
+	}
+	x.w.OK()
+}
