@@ -114,6 +114,11 @@ var (
 
 func redisEval(ctx context.Context, c *redis.Client, script string) any {
 	v, err := c.Eval(ctx, script, nil).Result()
+	return redisResult(v, err)
+}
+
+// redisResult converts an EVAL result to the form gopherReply gives.
+func redisResult(v any, err error) any {
 	if errors.Is(err, redis.Nil) {
 		return nil
 	}
@@ -145,11 +150,17 @@ func normalizeRedis(v any) any {
 
 // gopherEval runs script in a fresh gopher-lua state with the libraries.
 func gopherEval(script string) any {
+	return gopherEvalWith(script, func(*lua.LState) {})
+}
+
+// gopherEvalWith is gopherEval with setup run on the state first.
+func gopherEvalWith(script string, setup func(*lua.LState)) any {
 	// Redis's Lua stack holds 8000 values; gopher-lua's registry must
 	// be allowed to grow that far (the size the package doc suggests).
 	L := lua.NewState(lua.Options{RegistryMaxSize: 16384})
 	defer L.Close()
 	Open(L)
+	setup(L)
 	fn, err := L.Load(strings.NewReader(script), "user_script")
 	if err != nil {
 		return evalError("compile: " + err.Error())
