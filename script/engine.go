@@ -112,6 +112,13 @@ type Request struct {
 	W *resp.Writer
 }
 
+func init() {
+	// Lua 5.1's compatibility "arg" table, which gopher-lua builds on every
+	// call of a vararg function that does not use "..." (every script's main
+	// chunk): scripts do not use it, and it costs a table per run.
+	lua.CompatVarArg = false
+}
+
 // New returns an engine with its sandbox built.
 func New(cfg Config) *Engine {
 	L := lua.NewState(lua.Options{
@@ -191,7 +198,7 @@ func (e *Engine) compile(body []byte) (*compiled, error) {
 		return nil, compileError(err)
 	}
 	fn := e.L.NewFunctionFromProto(proto)
-	fn.Env = e.sandbox.globals
+	fn.Env = e.sandbox.envFor(proto)
 	c := &compiled{sha: sha, fn: fn, flags: flags}
 	e.scripts[sha] = c
 	c.elem = e.evalLRU.PushFront(c)

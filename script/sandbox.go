@@ -22,6 +22,7 @@ type sandbox struct {
 	globals    *lua.LTable                 // their proxy: every script's environment
 	targets    map[*lua.LTable]*lua.LTable // proxy -> real table
 	sealed     *lua.LTable                 // the metatable getmetatable shows of a proxy
+	keys, argv *lua.LTable                 // KEYS and ARGV of the last run
 	errHandler *lua.LFunction
 }
 
@@ -117,6 +118,33 @@ func (sb *sandbox) readonly(t *lua.LTable) *lua.LTable {
 	}))
 	sb.targets[p] = t
 	return p
+}
+
+// envFor returns the environment a compiled script runs in. A script that
+// never assigns a global (no SETGLOBAL instruction in it or in any of its
+// functions) runs in the real globals table itself, which it can then only
+// read (its _G, rawset and setmetatable still see the read-only proxy):
+// that saves two table lookups on every global it reads. Any other script
+// runs in the proxy, whose __newindex refuses the assignment.
+func (sb *sandbox) envFor(proto *lua.FunctionProto) *lua.LTable {
+	if assignsGlobal(proto) {
+		return sb.globals
+	}
+	return sb.real
+}
+
+func assignsGlobal(p *lua.FunctionProto) bool {
+	for _, inst := range p.Code {
+		if int(inst>>26) == lua.OP_SETGLOBAL {
+			return true
+		}
+	}
+	for _, sub := range p.FunctionPrototypes {
+		if assignsGlobal(sub) {
+			return true
+		}
+	}
+	return false
 }
 
 // target returns the real table behind a proxy, or v itself.
@@ -228,19 +256,27 @@ func luaPcall(L *lua.LState) int {
 	return 2
 }
 
-// setArgs sets KEYS and ARGV for the next run.
+// setArgs sets KEYS and ARGV for the next run. The tables of the last run
+// are reused when the script left them as they were given (a script may
+// change them: KEYS[1] = 'x' is allowed, as in Redis).
 func (sb *sandbox) setArgs(keys, args [][]byte) {
-	L := sb.e.L
-	kt := L.CreateTable(len(keys), 0)
-	for i, k := range keys {
-		kt.RawSetInt(i+1, lua.LString(k))
+	sb.keys = sb.fill(sb.keys, "KEYS", keys)
+	sb.argv = sb.fill(sb.argv, "ARGV", args)
+}
+
+func (sb *sandbox) fill(t *lua.LTable, name string, vals [][]byte) *lua.LTable {
+	if t == nil || sb.real.RawGetString(name) != t || t.Len() != t.MaxN() {
+		t = sb.e.L.CreateTable(len(vals), 0)
+		sb.real.RawSetString(name, t)
 	}
-	at := L.CreateTable(len(args), 0)
-	for i, a := range args {
-		at.RawSetInt(i+1, lua.LString(a))
+	n := t.Len()
+	for i, v := range vals {
+		t.RawSetInt(i+1, lua.LString(v))
 	}
-	sb.real.RawSetString("KEYS", kt)
-	sb.real.RawSetString("ARGV", at)
+	for i := n; i > len(vals); i-- {
+		t.RawSetInt(i, lua.LNil)
+	}
+	return t
 }
 
 // handleError is the error handler of a script's run: it turns any error

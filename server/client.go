@@ -40,6 +40,11 @@ type client struct {
 	quit   bool        // close after writing the pending replies
 	killed atomic.Bool // set by kill (shared): the connection is to end
 
+	// scriptLock: the connection holds the server's script lock, across the
+	// scripts of a pipelined batch (scripting.go); scriptRun counts them.
+	scriptLock bool
+	scriptRun  int
+
 	fd        int       // the socket, inside serveRaw's callback (Linux); else -1
 	recheckAt time.Time // read deadline armed after a short read (serveRaw)
 	ctx       Ctx       // reused for every command, so a call does not allocate one
@@ -204,6 +209,7 @@ func (c *client) process() bool {
 			s.handle(c, args)
 		}
 		if c.w.Len() >= maxPendingReply {
+			c.releaseScriptLock()
 			if !c.syncLog() || !c.flush() {
 				return false
 			}
@@ -217,6 +223,7 @@ func (c *client) process() bool {
 		c.seen.rbs = r
 		c.rbs.Store(r)
 	}
+	c.releaseScriptLock()
 	return c.syncLog() && c.flush() && !c.quit
 }
 

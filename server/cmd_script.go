@@ -64,8 +64,7 @@ func cmdEval(x *Ctx) {
 	s, ex := x.s, x.ex
 	sc := &s.scripts
 	if ex.kind == execCommand {
-		sc.mu.Lock()
-		defer sc.mu.Unlock()
+		x.c.acquireScriptLock()
 	}
 	bySHA := strings.HasPrefix(x.cmd.Name, "evalsha")
 	if bySHA && !sc.engine.Exists(x.args[1]) { // Redis looks the script up before numkeys

@@ -274,6 +274,9 @@ func (l *lockSet) holds(db, shard int) bool {
 func (s *Server) call(c *client, cmd *Command, args [][]byte) {
 	ex := &c.ex
 	ex.reset(execCommand, s.clock.Now())
+	if c.scriptLock && !cmd.Has(command.Scripting) {
+		c.releaseScriptLock() // EXEC and SCRIPT take it themselves
+	}
 	if !cmd.Has(command.Scripting) { // a script takes the script lock first, then its own (cmdEval)
 		s.addCommandLocks(&ex.locks, cmd, args, c.db)
 		ex.locks.lock(s)

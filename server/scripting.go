@@ -46,6 +46,36 @@ func (s *Server) initScripting() {
 	sc.host.fake.proto.Store(2)
 }
 
+// scriptLockRun is how many scripts one connection runs in a row, from one
+// pipelined batch, before it lets other connections' scripts in.
+const scriptLockRun = 32
+
+// acquireScriptLock makes the connection hold the script lock. A
+// connection keeps it across the scripts of one pipelined batch (taking a
+// contended mutex for each script costs more than a short script), and
+// lets it go (releaseScriptLock) before anything that waits: the end of
+// the batch (durability, the socket), any command that is not a script,
+// and every scriptLockRun scripts. Holding it while running other commands
+// cannot deadlock: nobody waits for it while holding a shard.
+func (c *client) acquireScriptLock() {
+	if c.scriptLock && c.scriptRun >= scriptLockRun {
+		c.releaseScriptLock()
+	}
+	if !c.scriptLock {
+		c.s.scripts.mu.Lock()
+		c.scriptLock, c.scriptRun = true, 0
+	}
+	c.scriptRun++
+}
+
+// releaseScriptLock lets the script lock go if the connection holds it.
+func (c *client) releaseScriptLock() {
+	if c.scriptLock {
+		c.scriptLock = false
+		c.s.scripts.mu.Unlock()
+	}
+}
+
 // versionNum packs "7.2.0" as Redis's REDIS_VERSION_NUM (0x070200).
 func versionNum(v string) int {
 	n := 0
@@ -86,6 +116,7 @@ type scriptHost struct {
 	ex     *execution
 	ctx    Ctx
 	cmd    *Command // the row Lookup found, for Call
+	more   lockSet  // the shards one call needs (reused)
 }
 
 func (h *scriptHost) Lookup(args [][]byte) (int, command.Flag, bool) {
@@ -120,10 +151,9 @@ func (h *scriptHost) Call(args [][]byte, w *resp.Writer) {
 	if cmd.Has(command.Keyspace) {
 		ex.locks.escalateAll(s)
 	} else {
-		var more lockSet
-		var buf [8]lockItem
-		more.items = buf[:0]
-		s.addCommandLocks(&more, cmd, args, c.db)
+		more := &h.more
+		*more = lockSet{items: more.items[:0]}
+		s.addCommandLocks(more, cmd, args, c.db)
 		if more.all {
 			ex.locks.escalateAll(s)
 		}
