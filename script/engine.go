@@ -64,6 +64,7 @@ type Engine struct {
 	cfg     Config
 	L       *lua.LState
 	sandbox *sandbox
+	cacheMu sync.RWMutex         // guards scripts against Exists from other goroutines (natives)
 	scripts map[string]*compiled // by lower-case hex SHA1
 	evalLRU *list.List           // of *compiled cached by EVAL, most recent first
 	cached  atomic.Int64         // len(scripts), for INFO from other goroutines
@@ -159,15 +160,28 @@ func (e *Engine) Load(body []byte) (string, error) {
 	return c.sha, nil
 }
 
-// Exists reports whether the script with this digest (any case) is cached.
+// Exists reports whether the script with this digest (any case) is
+// cached. Safe from any goroutine.
 func (e *Engine) Exists(sha []byte) bool {
+	e.cacheMu.RLock()
 	_, ok := e.scripts[strings.ToLower(string(sha))]
+	e.cacheMu.RUnlock()
 	return ok
+}
+
+// Cache compiles and caches body as EVAL does, without running it (a
+// script that runs natively is still cached, for EVALSHA and SCRIPT
+// EXISTS).
+func (e *Engine) Cache(body []byte) error {
+	_, err := e.compile(body)
+	return err
 }
 
 // Flush drops every cached script (SCRIPT FLUSH).
 func (e *Engine) Flush() {
+	e.cacheMu.Lock()
 	clear(e.scripts)
+	e.cacheMu.Unlock()
 	e.evalLRU.Init()
 	e.cached.Store(0)
 }
@@ -200,6 +214,8 @@ func (e *Engine) compile(body []byte) (*compiled, error) {
 	fn := e.L.NewFunctionFromProto(proto)
 	fn.Env = e.sandbox.envFor(proto)
 	c := &compiled{sha: sha, fn: fn, flags: flags}
+	e.cacheMu.Lock()
+	defer e.cacheMu.Unlock()
 	e.scripts[sha] = c
 	c.elem = e.evalLRU.PushFront(c)
 	for e.evalLRU.Len() > maxEvalScripts {

@@ -44,6 +44,7 @@ type client struct {
 	// scripts of a pipelined batch (scripting.go); scriptRun counts them.
 	scriptLock bool
 	scriptRun  int
+	native     *nativeHost // runs known scripts natively; made on first use
 
 	fd        int       // the socket, inside serveRaw's callback (Linux); else -1
 	recheckAt time.Time // read deadline armed after a short read (serveRaw)

@@ -27,6 +27,7 @@ func infoSections() []infoSection {
 		{"stats", true, infoStats},
 		{"replication", true, infoReplication},
 		{"cpu", true, infoCPU},
+		{"scripts", false, infoScripts},
 		{"commandstats", false, infoCommandStats},
 		{"keyspace", true, infoKeyspace},
 	}

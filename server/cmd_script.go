@@ -63,10 +63,17 @@ func scriptKeys(args [][]byte, db, _ int, add func(db int, key []byte)) {
 func cmdEval(x *Ctx) {
 	s, ex := x.s, x.ex
 	sc := &s.scripts
-	if ex.kind == execCommand {
+	bySHA := strings.HasPrefix(x.cmd.Name, "evalsha")
+	var sha string
+	if bySHA {
+		sha = strings.ToLower(string(x.args[1]))
+	} else {
+		sha = script.SHA1Hex(x.args[1])
+	}
+	nat := sc.native(sha)
+	if ex.kind == execCommand && nat == nil {
 		x.c.acquireScriptLock()
 	}
-	bySHA := strings.HasPrefix(x.cmd.Name, "evalsha")
 	if bySHA && !sc.engine.Exists(x.args[1]) { // Redis looks the script up before numkeys
 		x.w.Error(script.ErrNoScript)
 		return
@@ -83,11 +90,31 @@ func cmdEval(x *Ctx) {
 		x.w.Error("ERR Number of keys can't be greater than number of args")
 		return
 	}
+	keys, args := x.args[3:3+n], x.args[3+n:]
+	if nat != nil && !nat.Check(keys, args) {
+		nat = nil // the Lua text runs: it takes the script lock like any script
+		if ex.kind == execCommand {
+			x.c.acquireScriptLock()
+		}
+	}
+	if nat != nil && !bySHA && !sc.engine.Exists([]byte(sha)) { // EVAL caches the script
+		x.c.acquireScriptLock()
+		err := sc.engine.Cache(x.args[1])
+		x.c.releaseScriptLock()
+		if err != nil {
+			x.w.Error(err.Error())
+			return
+		}
+	}
 	if ex.kind == execCommand { // the declared keys (the row's Locks)
 		s.addCommandLocks(&ex.locks, x.cmd, x.args, x.c.db)
 		ex.locks.lock(s)
 	}
-	req := script.Request{Keys: x.args[3 : 3+n], Args: x.args[3+n:], Host: &sc.host, W: x.w,
+	if nat != nil {
+		s.runNative(x, nat, keys, args)
+		return
+	}
+	req := script.Request{Keys: keys, Args: args, Host: &sc.host, W: x.w,
 		ReadOnly: x.cmd.Has(command.Readonly)}
 	if bySHA {
 		req.SHA = x.args[1]
@@ -98,6 +125,7 @@ func cmdEval(x *Ctx) {
 	h.caller, h.ex = x.c, ex
 	h.fake.db = x.c.db
 	sc.engine.Run(&req)
+	sc.luaRuns.Add(1)
 	h.caller, h.ex = nil, nil
 	if sc.busy.Load() {
 		sc.busy.Store(false)

@@ -96,6 +96,10 @@ var configTable = []*ConfigParam{
 		func(c *Config) *int64 { return &c.BusyReplyThreshold }, integer[int64](0, math.MaxInt64)).
 		mutable(func(s *Server) string { return strconv.FormatInt(s.scripts.threshold.Load(), 10) },
 			func(s *Server, c *Config) { s.scripts.threshold.Store(c.BusyReplyThreshold) }),
+	row("turnstile-native-scripts", "yes|no: run known limiter scripts natively (no: always in Lua)",
+		func(c *Config) *bool { return &c.NativeScripts }, yesNoCodec).
+		mutable(func(s *Server) string { return map[bool]string{true: "no", false: "yes"}[s.scripts.noNative.Load()] },
+			func(s *Server, c *Config) { s.scripts.noNative.Store(!c.NativeScripts) }),
 	row("turnstile-watch-max-keys", "most keys one connection may WATCH",
 		func(c *Config) *int { return &c.MaxWatchedKeys }, integer[int](1, math.MaxInt32)),
 	row("turnstile-multi-max-commands", "most commands one MULTI may queue",

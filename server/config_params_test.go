@@ -96,6 +96,8 @@ var configCases = map[string]struct {
 		bad: [][2]string{{"-1", "between 0 and"}, {"5s", "integer"}}},
 	"lua-time-limit": {good: [][2]string{{"2000", "2000"}},
 		bad: [][2]string{{"x", "integer"}}},
+	"turnstile-native-scripts": {good: [][2]string{{"no", "no"}, {"yes", "yes"}},
+		bad: [][2]string{{"maybe", "yes"}}},
 	"turnstile-watch-max-keys": {good: [][2]string{{"10", "10"}},
 		bad: [][2]string{{"0", "between 1 and 2147483647"}, {"1kb", "integer"}}},
 	"turnstile-multi-max-commands": {good: [][2]string{{"5000", "5000"}},
@@ -166,7 +168,7 @@ func TestConfigTableShape(t *testing.T) {
 			t.Errorf("%s: not found by its flag %q", p.Name, p.Flag)
 		}
 	}
-	if want := "[requirepass maxclients busy-reply-threshold lua-time-limit]"; fmt.Sprint(mutable) != want {
+	if want := "[requirepass maxclients busy-reply-threshold lua-time-limit turnstile-native-scripts]"; fmt.Sprint(mutable) != want {
 		t.Errorf("mutable rows %v, want %s", mutable, want)
 	}
 	if p := LookupConfigParam("SHARDS"); p == nil || p.Name != "turnstile-shards" {

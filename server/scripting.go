@@ -34,6 +34,66 @@ type scripting struct {
 	// shutdown is set by SHUTDOWN NOSAVE while a script is busy: the
 	// script is stopped whatever it wrote, and its effects are dropped.
 	shutdown atomic.Bool
+	// noNative turns the native implementations of known scripts off
+	// (turnstile-native-scripts no): every script runs in Lua.
+	noNative atomic.Bool
+	luaRuns  atomic.Int64
+	// nativeRuns counts the runs of each native, by script.Natives order.
+	nativeRuns []atomic.Int64
+	nativeIdx  map[*script.Native]int
+}
+
+// native returns the native implementation of the script sha, or nil.
+func (sc *scripting) native(sha string) *script.Native {
+	if sc.noNative.Load() {
+		return nil
+	}
+	return script.NativeFor(sha)
+}
+
+// runNative runs a known script natively in x's execution, which holds
+// the declared keys' shards: no interpreter, no script lock.
+func (s *Server) runNative(x *Ctx, nat *script.Native, keys, args [][]byte) {
+	c := x.c
+	if c.native == nil {
+		c.native = &nativeHost{s: s, c: c}
+	}
+	h := c.native
+	h.ex = x.ex
+	nat.Run(h, keys, args, x.w)
+	h.ex = nil
+	s.scripts.nativeRuns[s.scripts.nativeIdx[nat]].Add(1)
+}
+
+// nativeHost is script.Caller for natives: each command runs in the
+// script's execution as the calling client, its reply parsed.
+type nativeHost struct {
+	s     *Server
+	c     *client
+	ex    *execution
+	ctx   Ctx
+	w     resp.Writer
+	reply script.Reply
+}
+
+func (h *nativeHost) Call(args ...[]byte) script.Reply {
+	s := h.s
+	cmd := h.c.lookupCommand(args[0])
+	if cmd != nil && len(cmd.Subs) > 0 && len(args) >= 2 {
+		cmd = cmd.Sub(args[1])
+	}
+	h.w.Reset(0)
+	if cmd == nil || !cmd.CheckArity(len(args)) { // a native sends what its script sends: a bug
+		h.w.Error("ERR " + "native script called an unknown command or with the wrong arity")
+	} else {
+		y := &h.ctx
+		y.init(s, h.c, cmd, args, h.ex)
+		y.w = &h.w
+		failed := s.run(y)
+		s.stats.record(cmd, 0, failed)
+	}
+	script.ParseReply(h.w.Bytes(), &h.reply)
+	return h.reply
 }
 
 const errBusy = "BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE."
@@ -42,7 +102,14 @@ func (s *Server) initScripting() {
 	sc := &s.scripts
 	sc.engine = script.New(script.Config{Version: Version, VersionNum: versionNum(Version)})
 	sc.threshold.Store(s.cfg.BusyReplyThreshold)
+	sc.noNative.Store(!s.cfg.NativeScripts)
 	sc.host = scriptHost{s: s, fake: &client{s: s, id: -1, fd: -1, sockFD: -1, authed: true, addr: "lua"}}
+	natives := script.Natives()
+	sc.nativeRuns = make([]atomic.Int64, len(natives))
+	sc.nativeIdx = make(map[*script.Native]int, len(natives))
+	for i, n := range natives {
+		sc.nativeIdx[n] = i
+	}
 	sc.host.fake.proto.Store(2)
 }
 
@@ -180,4 +247,17 @@ func (h *scriptHost) Call(args [][]byte, w *resp.Writer) {
 func (h *scriptHost) Log(level int, msg string) {
 	lv := [...]slog.Level{slog.LevelDebug, slog.LevelDebug, slog.LevelInfo, slog.LevelWarn}[level]
 	h.s.log.Log(context.Background(), lv, msg, "source", "script")
+}
+
+// infoScripts is INFO scripts (Turnstile's own section): which path
+// scripts take. Each known script is listed with its SHA1, name and how
+// many times it ran natively; scripts_lua_runs counts interpreted runs.
+func infoScripts(s *Server, b *strings.Builder, _ int64) {
+	sc := &s.scripts
+	field(b, "scripts_cached", sc.engine.Cached())
+	field(b, "scripts_lua_runs", sc.luaRuns.Load())
+	field(b, "scripts_native_enabled", map[bool]string{true: "no", false: "yes"}[sc.noNative.Load()])
+	for i, n := range script.Natives() {
+		field(b, "native_"+n.SHA, "name="+n.Name+",runs="+strconv.FormatInt(sc.nativeRuns[i].Load(), 10))
+	}
 }

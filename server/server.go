@@ -51,6 +51,9 @@ type Config struct {
 	// other clients get BUSY replies (redis "busy-reply-threshold", alias
 	// "lua-time-limit").
 	BusyReplyThreshold int64
+	// NativeScripts runs the known limiter scripts (script.Natives) in Go
+	// instead of Lua ("turnstile-native-scripts").
+	NativeScripts bool
 
 	// Durability, when set, is where writes become durable instead of the
 	// append-only log (a cluster passes its Raft log). nil: the append-only
@@ -85,6 +88,7 @@ func DefaultConfig() Config {
 		MaxQueuedBytes:    64 << 20,
 
 		BusyReplyThreshold: 5000,
+		NativeScripts:      true,
 	}
 }
 
