@@ -45,6 +45,17 @@ type EmitFunc func(db int, key []byte, e shards.Entry) error
 // DumpFunc produces a dump by calling emit for every live key.
 type DumpFunc func(emit EmitFunc) error
 
+// FreezeFunc fixes the instant a log rewrite's dump reflects (Rewrite): it
+// calls at exactly once, at that instant, while no Append can run (it holds
+// every lock under which Append is called, e.g. every shard lock), and
+// returns the DumpFunc that emits the keyspace as it was then, whatever
+// changes after. The effects appended before at are exactly those the
+// dump reflects. Rewrite calls the returned DumpFunc exactly once (with an
+// emit that fails at once if the rewrite fails before writing the base),
+// so the dump may release what the freeze took when it returns. A nil
+// DumpFunc is an empty keyspace.
+type FreezeFunc func(at func()) DumpFunc
+
 // FsyncPolicy is appendfsync.
 type FsyncPolicy uint8
 

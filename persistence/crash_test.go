@@ -127,7 +127,7 @@ func runCrashLives(t *testing.T, cc crashCase, seed uint64, stats *crashStats) {
 						return
 					case <-time.After(time.Duration(rng.IntN(300)) * time.Microsecond):
 					}
-					l.Rewrite(ks.dump)
+					l.Rewrite(ks.freeze)
 				}
 			}()
 		}

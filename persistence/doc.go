@@ -26,6 +26,19 @@
 // damage anywhere else refuses to load with an error naming the file and
 // offset.
 //
+// # Rewrites: each effect once
+//
+// A rewrite replaces the log by a new base (a dump of the keyspace) and a
+// new incremental file, while appends continue. Every effect must be in
+// exactly one of them: effects are not all idempotent (a list push or
+// HINCRBY replayed twice is one too many). So the dump is a point-in-time
+// dump (FreezeFunc), and the log switches to the new incremental file at
+// that very instant: the log position when the freeze holds every lock
+// Append is called under is the cut, records before it go to the old
+// files (and are in the base), records from it on go to the new file (and
+// are not). Syncs wait from just before the freeze until the switch;
+// Appends never wait (rewrite.go, FORMAT.md "Rewrite protocol").
+//
 // # Durability
 //
 // Append buffers an effect in memory (the caller holds the key's shard lock,
@@ -41,11 +54,11 @@
 //	l, err := OpenLog(LogConfig{Dir: dir, Name: "appendonly.aof", Fsync: policy})
 //	info, err := l.Load(apply)   // replay; a *CorruptError refuses start-up
 //	if info.Files == 0 && loadedFromSnapshot {
-//		err = l.Rewrite(dump)    // start the log from the loaded keyspace
+//		err = l.Rewrite(freeze)  // start the log from the loaded keyspace
 //	}
 //	off := l.Append(effect)      // under the key's shard lock
 //	err = l.Sync(off)            // after unlocking, before replying
-//	if l.RewriteDue(100, 64<<20) { go l.Rewrite(dump) }
+//	if l.RewriteDue(100, 64<<20) { go l.Rewrite(freeze) }
 //	err = l.Close()
 //
 // Check, Fix and FixForce inspect and repair files for `check-aof`;

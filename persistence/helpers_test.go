@@ -131,6 +131,21 @@ func (s state) dump() DumpFunc {
 	}
 }
 
+// frozen returns a FreezeFunc that calls at at once and returns d (for
+// rewrites with no concurrent appends).
+func frozen(d DumpFunc) FreezeFunc {
+	return func(at func()) DumpFunc {
+		at()
+		return d
+	}
+}
+
+// freeze returns a FreezeFunc whose dump emits s (for rewrites with no
+// concurrent appends).
+func (s state) freeze() FreezeFunc {
+	return frozen(s.dump())
+}
+
 // loadState opens the log on fs and loads it into a state.
 func loadState(t testing.TB, fs FS, policy FsyncPolicy) (state, LoadInfo, *Log, error) {
 	t.Helper()
@@ -213,19 +228,24 @@ func (k *keyspace) writeAll(l *Log, effs []Effect) int64 {
 	return off
 }
 
-func (k *keyspace) dump(emit EmitFunc) error {
+// freeze is the keyspace's FreezeFunc: it copies the keyspace holding
+// every shard lock (so no write can append meanwhile), calls at, and
+// returns the copy's dump.
+func (k *keyspace) freeze(at func()) DumpFunc {
 	for i := range k.shards {
-		sh := &k.shards[i]
-		sh.mu.Lock()
-		for key, v := range sh.m {
-			if err := emit(key.db, []byte(key.key), v); err != nil {
-				sh.mu.Unlock()
-				return err
-			}
-		}
-		sh.mu.Unlock()
+		k.shards[i].mu.Lock()
 	}
-	return nil
+	s := state{}
+	for i := range k.shards {
+		for key, v := range k.shards[i].m {
+			s[key] = v
+		}
+	}
+	at()
+	for i := range k.shards {
+		k.shards[i].mu.Unlock()
+	}
+	return s.dump()
 }
 
 func (k *keyspace) state() state {

@@ -12,6 +12,11 @@ package persistence
 //	           first, so the everysec fsync never touches a closed file
 //	mu         the pending buffer (Append); held only to append or to swap
 //
+// The caller's shard locks fall between wmu and mu: Append is called under
+// them (and takes mu), and Rewrite holds wmu while its FreezeFunc takes
+// them all (rewrite.go). So nothing that takes wmu (Sync, Close, Rewrite)
+// may be called under a shard lock.
+//
 // Offsets are logical: the number of record bytes appended since OpenLog,
 // independent of which file they went to.
 
@@ -398,8 +403,8 @@ func (l *Log) covered(upto int64) bool {
 // (write(2)) and, under FsyncAlways, fsynced. The first caller in writes
 // everything pending for everyone, in one write and (always) one fsync;
 // callers whose offset is already covered return at once. Never call it
-// while holding a shard lock: Rewrite's dump takes shard locks while holding
-// up writers.
+// while holding a shard lock: Rewrite's freeze takes every shard lock while
+// holding up Syncs.
 //
 // A write error is returned and retried by the next Sync (the file is cut
 // back to its last whole record first). An fsync error, or a write error
@@ -458,20 +463,30 @@ func (l *Log) fail(err error) error {
 
 // flushLocked writes everything pending to the current file (creating the
 // log's files first in stateFresh). wmu is held.
-func (l *Log) flushLocked() error {
+func (l *Log) flushLocked() error { return l.flushThrough(-1) }
+
+// flushThrough writes the pending records before logical offset upto (all
+// of them when upto < 0; upto is a record boundary) to the current file,
+// and leaves the rest pending: a rewrite's switch writes the records before
+// its cut to the old file this way. wmu is held.
+func (l *Log) flushThrough(upto int64) error {
 	if b := l.failed.Load(); b != nil {
 		return b.err
 	}
 	l.mu.Lock()
-	if len(l.pending) > 0 {
-		if len(l.unwritten) == 0 {
-			l.unwritten, l.pending = l.pending, l.unwritten[:0]
-		} else {
-			l.unwritten = append(l.unwritten, l.pending...)
-			l.pending = l.pending[:0]
-		}
+	take := len(l.pending)
+	if upto >= 0 {
+		take = min(take, max(0, int(upto-(l.appended-int64(len(l.pending))))))
 	}
-	end := l.appended
+	switch {
+	case take == 0:
+	case len(l.unwritten) == 0 && take == len(l.pending):
+		l.unwritten, l.pending = l.pending, l.unwritten[:0]
+	default:
+		l.unwritten = append(l.unwritten, l.pending[:take]...)
+		l.pending = l.pending[:copy(l.pending, l.pending[take:])]
+	}
+	end := l.appended - int64(len(l.pending)) // just past the unwritten records
 	l.mu.Unlock()
 	if len(l.unwritten) == 0 {
 		return nil
@@ -614,195 +629,6 @@ func (l *Log) initLocked(dump DumpFunc) error {
 	l.baseSize.Store(bsize)
 	l.curSize.Store(seg.size)
 	l.rewriteBase.Store(bsize + seg.size)
-	return nil
-}
-
-// Rewrite compacts the log into a new base file holding what dump emits,
-// while appends continue:
-//
-//  1. a new incremental file is created, and appends are switched to it
-//     (everything before is written and fsynced to the old one) as the
-//     manifest is replaced by one listing the old base, the old incremental
-//     file(s) and the new one;
-//  2. dump is called and its keys written to a new base file, fsynced, and
-//     then everything appended so far is fsynced to the new incremental
-//     file (whatever the fsync policy);
-//  3. the manifest is replaced by one listing the new base and the new
-//     incremental file, and the old files are removed.
-//
-// A crash at any point leaves a manifest that loads every acknowledged
-// effect. dump is called after the switch, and reads each key under its
-// shard lock (the lock Append's callers hold): every effect before the
-// switch is then reflected in the dump, every effect after it is in the new
-// incremental file, and replaying that file over the dump gives the current
-// keyspace (effects set absolute values, so replaying one the dump already
-// reflects is harmless). dump need not be a point-in-time snapshot, and may
-// skip expired keys.
-//
-// In a log that Load found empty, Rewrite creates the first files, with
-// dump as the base; Syncs wait until it is done. Only one Rewrite runs at a
-// time: a second returns ErrRewriteInProgress. On error, the log goes on
-// with its old files (plus the new incremental file if the switch was made).
-func (l *Log) Rewrite(dump DumpFunc) error {
-	if !l.rewriteMu.TryLock() {
-		return ErrRewriteInProgress
-	}
-	defer l.rewriteMu.Unlock()
-	l.rewriting.Store(true)
-	defer l.rewriting.Store(false)
-
-	l.wmu.Lock()
-	switch l.state {
-	case stateNew:
-		l.wmu.Unlock()
-		return ErrNotLoaded
-	case stateClosed:
-		l.wmu.Unlock()
-		return ErrClosed
-	case stateFresh:
-		err := l.initLocked(dump)
-		l.wmu.Unlock()
-		return err
-	}
-	if b := l.failed.Load(); b != nil {
-		l.wmu.Unlock()
-		return b.err
-	}
-	old := l.man
-	seq := l.seq + 1
-	l.wmu.Unlock()
-
-	// 1. The new incremental file, and the intermediate manifest, written
-	// to the temporary file now and renamed into place at the switch.
-	incrName := seqName(l.cfg.Name, seq, "incr")
-	baseName := seqName(l.cfg.Name, seq, "base")
-	seg, err := l.createIncr(incrName)
-	if err != nil {
-		return err
-	}
-	mid := manifest{base: old.base, incrs: append(slices.Clone(old.incrs), incrName), history: old.history}
-	tmp := l.manifestPath + ".tmp"
-	if err := writeFileSync(l.fs, tmp, mid.encode()); err != nil {
-		seg.f.Close()
-		removeIfExists(l.fs, l.path(incrName))
-		return err
-	}
-	if err := l.switchTo(seg, &mid, seq, tmp); err != nil {
-		return err
-	}
-
-	// 2. The new base.
-	bsize, err := writeDumpFile(l.fs, l.path(baseName), dump)
-	if err != nil {
-		removeIfExists(l.fs, l.path(baseName))
-		return err
-	}
-
-	// Every effect the dump reflects must be durable in the new incremental
-	// file before the manifest that drops the old files is. A dump is not a
-	// point-in-time snapshot: without this, a crash could load keys written
-	// after the last durable effect next to keys from before it (half a
-	// transaction). With it, the log always loads as the state after some
-	// prefix of the appends.
-	if err := l.syncAll(); err != nil {
-		removeIfExists(l.fs, l.path(baseName))
-		return err
-	}
-
-	// 3. The final manifest; the old files become history, then go.
-	hist := append(slices.Clone(old.history), old.base)
-	hist = append(hist, old.incrs...)
-	fin := manifest{base: baseName, incrs: []string{incrName}, history: hist}
-	if err := writeFileSync(l.fs, tmp, fin.encode()); err != nil {
-		removeIfExists(l.fs, l.path(baseName))
-		return err
-	}
-	if err := l.fs.Rename(tmp, l.manifestPath); err != nil {
-		removeIfExists(l.fs, l.path(baseName))
-		return fmt.Errorf("persistence: renaming %s: %w", tmp, err)
-	}
-	dirErr := l.fs.SyncDir(l.cfg.Dir)
-	l.wmu.Lock()
-	l.man = fin
-	l.wmu.Unlock()
-	l.baseSize.Store(bsize)
-	l.oldIncrSize.Store(0)
-	l.rewriteBase.Store(bsize + l.curSize.Load())
-	if dirErr != nil {
-		// The directory may hold either manifest after a crash.
-		return l.fail(fmt.Errorf("persistence: fsync of directory %s: %w", l.cfg.Dir, dirErr))
-	}
-
-	var keep []string
-	for _, h := range hist {
-		if removeIfExists(l.fs, l.path(h)) != nil {
-			keep = append(keep, h)
-		}
-	}
-	fin2 := fin
-	fin2.history = keep
-	if writeManifest(l.fs, l.manifestPath, &fin2) == nil {
-		l.wmu.Lock()
-		l.man = fin2
-		l.wmu.Unlock()
-	}
-	return nil
-}
-
-// syncAll writes and fsyncs everything appended so far, whatever the
-// policy.
-func (l *Log) syncAll() error {
-	l.wmu.Lock()
-	defer l.wmu.Unlock()
-	if l.state != stateOpen {
-		return ErrClosed
-	}
-	if err := l.flushLocked(); err != nil {
-		return err
-	}
-	return l.fsyncLocked()
-}
-
-// switchTo makes seg the current file: it writes and fsyncs everything
-// pending to the old file, renames the intermediate manifest (already in
-// tmp) into place and fsyncs the directory, all under the writer lock, so
-// that nothing written to seg is acknowledged before a manifest naming seg
-// is durable, and the old file is complete before it stops being the last.
-func (l *Log) switchTo(seg *segment, mid *manifest, seq uint64, tmp string) error {
-	l.wmu.Lock()
-	defer l.wmu.Unlock()
-	abort := func(err error) error {
-		seg.f.Close()
-		removeIfExists(l.fs, l.path(seg.name))
-		return err
-	}
-	if l.state != stateOpen {
-		return abort(ErrClosed)
-	}
-	if err := l.flushLocked(); err != nil {
-		return abort(err)
-	}
-	l.smu.Lock()
-	err := l.fsyncSegment(l.cur, l.written.Load())
-	l.smu.Unlock()
-	if err != nil {
-		return abort(err)
-	}
-	if err := l.fs.Rename(tmp, l.manifestPath); err != nil {
-		return abort(fmt.Errorf("persistence: renaming %s: %w", tmp, err))
-	}
-	dirErr := l.fs.SyncDir(l.cfg.Dir)
-	// The manifest in the directory names seg now: switch.
-	old := l.cur
-	old.f.Close()
-	l.oldIncrSize.Add(old.size)
-	l.cur = seg
-	l.curSize.Store(seg.size)
-	l.man = *mid
-	l.seq = seq
-	if dirErr != nil {
-		return l.fail(fmt.Errorf("persistence: fsync of directory %s: %w", l.cfg.Dir, dirErr))
-	}
 	return nil
 }
 

@@ -247,7 +247,7 @@ func TestBitFlipEveryBit(t *testing.T) {
 	if _, err := l.Load(func(Effect) error { return nil }); err != nil {
 		t.Fatal(err)
 	}
-	if err := l.Rewrite(stateOf(effs).dump()); err != nil {
+	if err := l.Rewrite(stateOf(effs).freeze()); err != nil {
 		t.Fatal(err)
 	}
 	more := smallEffects(40)[20:]
@@ -395,7 +395,7 @@ func TestTornNonLastFile(t *testing.T) {
 	}
 	l.Load(func(Effect) error { return nil })
 	// A rewrite whose dump fails leaves two incremental files.
-	if err := l.Rewrite(func(EmitFunc) error { return errors.New("dump failed") }); err == nil {
+	if err := l.Rewrite(frozen(func(EmitFunc) error { return errors.New("dump failed") })); err == nil {
 		t.Fatal("rewrite did not fail")
 	}
 	for _, e := range smallEffects(15)[10:] {
@@ -447,7 +447,7 @@ func TestRewriteSequential(t *testing.T) {
 			}
 		}
 		if rng.IntN(300) == 0 {
-			if err := l.Rewrite(model.clone().dump()); err != nil {
+			if err := l.Rewrite(model.clone().freeze()); err != nil {
 				t.Fatal(err)
 			}
 			st := l.Stats()
@@ -522,7 +522,7 @@ func TestRewriteWhileAppending(t *testing.T) {
 				for start := ops.Load(); ops.Load() < start+200; {
 					time.Sleep(time.Millisecond)
 				}
-				if err := l.Rewrite(ks.dump); err != nil {
+				if err := l.Rewrite(ks.freeze); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -567,7 +567,7 @@ func TestRewriteOneAtATime(t *testing.T) {
 	out := make(chan struct{})
 	done := make(chan error)
 	go func() {
-		done <- l.Rewrite(func(EmitFunc) error { close(in); <-out; return nil })
+		done <- l.Rewrite(frozen(func(EmitFunc) error { close(in); <-out; return nil }))
 	}()
 	<-in
 	if !l.Stats().RewriteInFlight {
@@ -591,7 +591,7 @@ func TestRewriteOneAtATime(t *testing.T) {
 func TestRewriteFromFresh(t *testing.T) {
 	l, fs := openMem(t, FsyncAlways)
 	seed := stateOf(smallEffects(50))
-	if err := l.Rewrite(seed.dump()); err != nil {
+	if err := l.Rewrite(seed.freeze()); err != nil {
 		t.Fatal(err)
 	}
 	e := Effect{Op: OpSet, DB: 0, Key: []byte("new"), Entry: shards.IntEntry(1, 0)}
@@ -781,7 +781,7 @@ func TestRewriteDue(t *testing.T) {
 	if !l.RewriteDue(100, 0) || l.RewriteDue(100, 1<<20) || l.RewriteDue(0, 0) {
 		t.Fatal("growth from an empty log")
 	}
-	if err := l.Rewrite(state{{0, "k"}: e.Entry}.dump()); err != nil {
+	if err := l.Rewrite(state{{0, "k"}: e.Entry}.freeze()); err != nil {
 		t.Fatal(err)
 	}
 	if l.RewriteDue(100, 0) {

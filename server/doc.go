@@ -105,6 +105,11 @@
 //   - Shard locks: only executions (exec.go), connection teardown
 //     (unwatchAll, one shard at a time, holding none) and background work
 //     (active expiry, dumps, ApplyEffect: one shard at a time) take them.
+//   - Durability.Wait (and so the log's Sync) is never called while a
+//     shard lock is held: a log rewrite holds up the log's writer while it
+//     freezes the keyspace under every shard lock (freeze, persist.go), so
+//     that it switches to its new incremental file at the dump's instant
+//     and each effect is in exactly one of the new base and the new file.
 //   - Server.mu guards the listener and the client registry; it is never
 //     held while a shard lock is taken.
 //   - A client's own fields belong to its connection goroutine; the fields

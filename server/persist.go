@@ -96,7 +96,7 @@ func (s *Server) loadData() error {
 			return err
 		}
 		if n > 0 {
-			if err := lg.Rewrite(s.dump); err != nil {
+			if err := lg.Rewrite(s.freeze); err != nil {
 				return fmt.Errorf("create the append-only log from the snapshot: %w", err)
 			}
 		}
@@ -253,34 +253,50 @@ func (t *dumpThrottle) step() {
 	t.chunk = time.Now()
 }
 
-// dump emits every live key as of one instant: it locks every shard of
-// every database for a moment to begin a snapshot, then reads each shard's
-// frozen copy without blocking writers (see shards.BeginSnapshotLocked).
+// dump emits every live key as of one instant (a snapshot).
 func (s *Server) dump(emit persistence.EmitFunc) error {
+	return s.freeze(nil)(emit)
+}
+
+// freeze is the keyspace's persistence.FreezeFunc: it locks every shard of
+// every database for a moment to begin a snapshot, calls at (when at is not
+// nil) at that instant, while no execution can append an effect, and
+// returns the DumpFunc that emits every live key as of that instant by
+// reading each shard's frozen copy without blocking writers (see
+// shards.BeginSnapshotLocked). A log rewrite switches to its new
+// incremental file in at, so every effect is in exactly one of the new
+// base and the new file (persistence/rewrite.go). The DumpFunc must be
+// called once: it ends the snapshot.
+func (s *Server) freeze(at func()) persistence.DumpFunc {
 	all := lockSet{all: true}
 	all.lock(s)
 	now := s.clock.Now()
 	for _, db := range s.dbs {
 		db.BeginSnapshotLocked()
 	}
+	if at != nil {
+		at()
+	}
 	all.unlock(s)
-	var th dumpThrottle
-	th.start(s)
-	for dbi, db := range s.dbs {
-		for i := 0; i < db.NumShards(); i++ {
-			err := db.SnapshotShard(i).ForEach(now, func(k []byte, e shards.Entry) error {
-				th.step()
-				return emit(dbi, k, e)
-			})
-			if err != nil {
-				for _, d := range s.dbs {
-					d.EndSnapshot()
+	return func(emit persistence.EmitFunc) error {
+		var th dumpThrottle
+		th.start(s)
+		for dbi, db := range s.dbs {
+			for i := 0; i < db.NumShards(); i++ {
+				err := db.SnapshotShard(i).ForEach(now, func(k []byte, e shards.Entry) error {
+					th.step()
+					return emit(dbi, k, e)
+				})
+				if err != nil {
+					for _, d := range s.dbs {
+						d.EndSnapshot()
+					}
+					return err
 				}
-				return err
 			}
 		}
+		return nil
 	}
-	return nil
 }
 
 // save writes a snapshot now (SAVE, BGSAVE, save rules, shutdown).
@@ -324,7 +340,7 @@ func (s *Server) rewriteLog() error {
 	p.dumpMu.Lock()
 	defer p.dumpMu.Unlock()
 	start := time.Now()
-	err := p.log.Rewrite(s.dump)
+	err := p.log.Rewrite(s.freeze)
 	p.lastRewriteSecs.Store(int64(time.Since(start).Seconds()))
 	p.lastRewriteOK.Store(err == nil)
 	if err != nil {
