@@ -58,7 +58,7 @@ func luaTonumber(L *lua.LState) int {
 // parseNumber converts a string as Lua 5.1 does: decimal (with exponent)
 // or hexadecimal after 0x, surrounded by optional white space.
 func parseNumber(s string) (float64, bool) {
-	s = strings.Trim(s, " \t\n\r\v\f")
+	s = trimSpace(s)
 	if s == "" {
 		return 0, false
 	}
@@ -88,6 +88,18 @@ func parseNumber(s string) (float64, bool) {
 		return 0, false
 	}
 	return f, true
+}
+
+// trimSpace trims C's isspace characters from both ends.
+func trimSpace(s string) string {
+	isSpace := func(c byte) bool { return c == ' ' || c >= '\t' && c <= '\r' }
+	for len(s) > 0 && isSpace(s[0]) {
+		s = s[1:]
+	}
+	for len(s) > 0 && isSpace(s[len(s)-1]) {
+		s = s[:len(s)-1]
+	}
+	return s
 }
 
 // rand48 is the 48-bit linear congruential generator of POSIX lrand48,

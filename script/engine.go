@@ -145,6 +145,12 @@ func SHA1Hex(b []byte) string {
 	return hex.EncodeToString(sum[:])
 }
 
+// AppendSHA1Hex appends the lower-case hex SHA1 digest of b.
+func AppendSHA1Hex(dst, b []byte) []byte {
+	sum := sha1.Sum(b)
+	return hex.AppendEncode(dst, sum[:])
+}
+
 // Load compiles body and keeps it until Flush (SCRIPT LOAD); it returns
 // the digest, or Redis's compile error.
 func (e *Engine) Load(body []byte) (string, error) {
@@ -163,8 +169,16 @@ func (e *Engine) Load(body []byte) (string, error) {
 // Exists reports whether the script with this digest (any case) is
 // cached. Safe from any goroutine.
 func (e *Engine) Exists(sha []byte) bool {
+	var buf [40]byte
+	low := buf[:0]
+	for _, c := range sha {
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		low = append(low, c)
+	}
 	e.cacheMu.RLock()
-	_, ok := e.scripts[strings.ToLower(string(sha))]
+	_, ok := e.scripts[string(low)]
 	e.cacheMu.RUnlock()
 	return ok
 }

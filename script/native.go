@@ -1,6 +1,7 @@
 package script
 
 import (
+	"math"
 	"strconv"
 
 	"github.com/turnstile/turnstile/resp"
@@ -32,7 +33,21 @@ type Native struct {
 // the script's execution.
 type Caller interface {
 	Call(args ...[]byte) Reply
+	// Number formats f as redis.call formats a number argument ("%.17g"),
+	// in memory that stays valid until the execution ends (its effects may
+	// point at it).
+	Number(f float64) []byte
 }
+
+// Command names natives send (never written to).
+var (
+	cmdGET     = []byte("GET")
+	cmdSET     = []byte("SET")
+	cmdHMGET   = []byte("HMGET")
+	cmdHSET    = []byte("HSET")
+	cmdPEXPIRE = []byte("PEXPIRE")
+	cmdTIME    = []byte("TIME")
+)
 
 // Reply is a command's reply, parsed. Str and the elements of Elems stay
 // valid until the next Call.
@@ -56,46 +71,45 @@ func (r Reply) Err() string {
 }
 
 // ParseReply parses one RESP2 reply at the start of b into r, reusing
-// r.Elems; it returns the rest of b.
+// r.Elems for the elements of an array; it returns the rest of b.
 func ParseReply(b []byte, r *Reply) []byte {
-	elems := r.Elems[:0]
-	*r = Reply{}
+	v, rest := parseOne(b, r.Elems[:0])
+	*r = v
+	return rest
+}
+
+// parseOne parses one reply; an array's elements go into elems (nested
+// arrays, which natives do not meet, get storage of their own).
+func parseOne(b []byte, elems []Reply) (Reply, []byte) {
 	if len(b) < 3 {
-		r.Type = '_'
-		return nil
+		return Reply{Type: '_'}, nil
 	}
 	line, rest := splitLine(b[1:])
 	switch b[0] {
 	case '+', '-':
-		r.Type, r.Str = b[0], line
+		return Reply{Type: b[0], Str: line}, rest
 	case ':':
-		r.Type = ':'
-		r.Int, _ = strconv.ParseInt(string(line), 10, 64)
+		n, _ := strconv.ParseInt(string(line), 10, 64)
+		return Reply{Type: ':', Int: n}, rest
 	case '$':
 		n, _ := strconv.Atoi(string(line))
 		if n < 0 {
-			r.Type = '_'
-			return rest
+			return Reply{Type: '_'}, rest
 		}
-		r.Type, r.Str = '$', rest[:n]
-		rest = rest[n+2:]
+		return Reply{Type: '$', Str: rest[:n]}, rest[n+2:]
 	case '*':
 		n, _ := strconv.Atoi(string(line))
 		if n < 0 {
-			r.Type = '_'
-			return rest
+			return Reply{Type: '_'}, rest
 		}
-		r.Type = '*'
 		for range n {
 			var e Reply
-			rest = ParseReply(rest, &e)
+			e, rest = parseOne(rest, nil)
 			elems = append(elems, e)
 		}
-		r.Elems = elems
-	default:
-		r.Type = '_'
+		return Reply{Type: '*', Elems: elems}, rest
 	}
-	return rest
+	return Reply{Type: '_'}, rest
 }
 
 // natives are the known scripts by SHA1; built once, read-only.
@@ -112,7 +126,7 @@ var natives = func() map[string]*Native {
 
 // NativeFor returns the native implementation of the script with this
 // lower-case SHA1, or nil.
-func NativeFor(sha string) *Native { return natives[sha] }
+func NativeFor(sha []byte) *Native { return natives[string(sha)] }
 
 // Natives returns every native implementation (for INFO and tests).
 func Natives() []*Native {
@@ -136,6 +150,19 @@ func ErrorSuffix(sha string, line int) string {
 
 // FormatArg formats a number argument as redis.call does ("%.17g").
 func FormatArg(f float64) string { return formatArg(f) }
+
+// AppendArg appends f formatted as FormatArg does.
+func AppendArg(dst []byte, f float64) []byte {
+	switch {
+	case math.IsInf(f, 1):
+		return append(dst, "inf"...)
+	case math.IsInf(f, -1):
+		return append(dst, "-inf"...)
+	case math.IsNaN(f):
+		return append(dst, "nan"...)
+	}
+	return strconv.AppendFloat(dst, f, 'g', 17, 64)
+}
 
 // ParseNumber converts a string as Lua's tonumber does.
 func ParseNumber(s []byte) (float64, bool) { return parseNumber(string(s)) }

@@ -19,6 +19,8 @@ var seedTokenBucket = &Native{
 	Run:   seedRun,
 }
 
+var fieldTokens, fieldTS = []byte("tokens"), []byte("ts")
+
 func seedCheck(keys, args [][]byte) bool {
 	if len(keys) < 1 || len(args) < 4 {
 		return false // the script fails on nil arithmetic: Lua reports it
@@ -37,7 +39,7 @@ func seedRun(c Caller, keys, args [][]byte, w *resp.Writer) {
 	burst, _ := ParseNumber(args[1])
 	now, _ := ParseNumber(args[2])
 	cost, _ := ParseNumber(args[3])
-	r := c.Call([]byte("HMGET"), keys[0], []byte("tokens"), []byte("ts"))
+	r := c.Call(cmdHMGET, keys[0], fieldTokens, fieldTS)
 	if e := r.Err(); e != "" {
 		w.Error(e + ErrorSuffix(sha, 4))
 		return
@@ -59,12 +61,12 @@ func seedRun(c Caller, keys, args [][]byte, w *resp.Writer) {
 		tokens -= cost
 		allowed = 1
 	}
-	r = c.Call([]byte("HSET"), keys[0], []byte("tokens"), []byte(FormatArg(tokens)), []byte("ts"), []byte(FormatArg(now)))
+	r = c.Call(cmdHSET, keys[0], fieldTokens, c.Number(tokens), fieldTS, c.Number(now))
 	if e := r.Err(); e != "" {
 		w.Error(e + ErrorSuffix(sha, 10))
 		return
 	}
-	r = c.Call([]byte("PEXPIRE"), keys[0], []byte(FormatArg(math.Ceil(burst/rate*1000)+1000)))
+	r = c.Call(cmdPEXPIRE, keys[0], c.Number(math.Ceil(burst/rate*1000)+1000))
 	if e := r.Err(); e != "" {
 		w.Error(e + ErrorSuffix(sha, 11))
 		return

@@ -39,6 +39,17 @@ func scriptingCommands() []*Command {
 	}
 }
 
+// lowerSHA appends sha in lower case (digests are case-insensitive).
+func lowerSHA(dst, sha []byte) []byte {
+	for _, c := range sha {
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		dst = append(dst, c)
+	}
+	return dst
+}
+
 // scriptKeys names the keys a script declares (numkeys, then the keys):
 // the lock set of an EVAL queued in MULTI, and the keys the cluster routes
 // by. A bad numkeys names none (the command then fails).
@@ -64,17 +75,18 @@ func cmdEval(x *Ctx) {
 	s, ex := x.s, x.ex
 	sc := &s.scripts
 	bySHA := strings.HasPrefix(x.cmd.Name, "evalsha")
-	var sha string
+	var shaBuf [40]byte
+	var sha []byte
 	if bySHA {
-		sha = strings.ToLower(string(x.args[1]))
+		sha = lowerSHA(shaBuf[:0], x.args[1])
 	} else {
-		sha = script.SHA1Hex(x.args[1])
+		sha = script.AppendSHA1Hex(shaBuf[:0], x.args[1])
 	}
 	nat := sc.native(sha)
 	if ex.kind == execCommand && nat == nil {
 		x.c.acquireScriptLock()
 	}
-	if bySHA && !sc.engine.Exists(x.args[1]) { // Redis looks the script up before numkeys
+	if bySHA && !sc.engine.Exists(sha) { // Redis looks the script up before numkeys
 		x.w.Error(script.ErrNoScript)
 		return
 	}
@@ -97,7 +109,7 @@ func cmdEval(x *Ctx) {
 			x.c.acquireScriptLock()
 		}
 	}
-	if nat != nil && !bySHA && !sc.engine.Exists([]byte(sha)) { // EVAL caches the script
+	if nat != nil && !bySHA && !sc.engine.Exists(sha) { // EVAL caches the script
 		x.c.acquireScriptLock()
 		err := sc.engine.Cache(x.args[1])
 		x.c.releaseScriptLock()
@@ -106,8 +118,8 @@ func cmdEval(x *Ctx) {
 			return
 		}
 	}
-	if ex.kind == execCommand { // the declared keys (the row's Locks)
-		s.addCommandLocks(&ex.locks, x.cmd, x.args, x.c.db)
+	if ex.kind == execCommand { // the declared keys
+		s.addKeyLocks(&ex.locks, x.c.db, keys)
 		ex.locks.lock(s)
 	}
 	if nat != nil {

@@ -91,6 +91,14 @@ func (s *Server) addCommandLocks(l *lockSet, cmd *Command, args [][]byte, db int
 	}
 }
 
+// addKeyLocks adds the shards of keys in database db (a script's
+// declared keys).
+func (s *Server) addKeyLocks(l *lockSet, db int, keys [][]byte) {
+	for _, k := range keys {
+		l.add(db, s.dbs[db].ShardOf(k))
+	}
+}
+
 // eachKey calls fn for every key cmd names in args, with its database:
 // the row's Locks function where it names keys of other databases (COPY
 // ... DB), else the key positions in db.

@@ -43,8 +43,9 @@ type scripting struct {
 	nativeIdx  map[*script.Native]int
 }
 
-// native returns the native implementation of the script sha, or nil.
-func (sc *scripting) native(sha string) *script.Native {
+// native returns the native implementation of the script with this
+// lower-case digest, or nil.
+func (sc *scripting) native(sha []byte) *script.Native {
 	if sc.noNative.Load() {
 		return nil
 	}
@@ -56,12 +57,11 @@ func (sc *scripting) native(sha string) *script.Native {
 func (s *Server) runNative(x *Ctx, nat *script.Native, keys, args [][]byte) {
 	c := x.c
 	if c.native == nil {
-		c.native = &nativeHost{s: s, c: c}
+		c.native = &nativeHost{s: s, c: c, cmds: make(map[string]*Command)}
 	}
 	h := c.native
-	h.ex = x.ex
+	h.newRun(x.ex)
 	nat.Run(h, keys, args, x.w)
-	h.ex = nil
 	s.scripts.nativeRuns[s.scripts.nativeIdx[nat]].Add(1)
 }
 
@@ -74,13 +74,39 @@ type nativeHost struct {
 	ctx   Ctx
 	w     resp.Writer
 	reply script.Reply
+	cmds  map[string]*Command // the rows natives call, by the name they send
+	// arena holds formatted number arguments until the execution ends: it
+	// grows by new chunks and is reused by the next unit (newRun).
+	arena []byte
+}
+
+// newRun prepares the host for a native run in execution ex.
+func (h *nativeHost) newRun(ex *execution) {
+	if ex.kind == execCommand || h.ex != ex { // the last unit's effects are in the log
+		h.arena = h.arena[:0]
+	}
+	h.ex = ex
+}
+
+func (h *nativeHost) Number(f float64) []byte {
+	if cap(h.arena)-len(h.arena) < 32 {
+		h.arena = make([]byte, 0, max(2*cap(h.arena), 512))
+	}
+	from := len(h.arena)
+	h.arena = script.AppendArg(h.arena, f)
+	return h.arena[from:len(h.arena):len(h.arena)]
 }
 
 func (h *nativeHost) Call(args ...[]byte) script.Reply {
 	s := h.s
-	cmd := h.c.lookupCommand(args[0])
-	if cmd != nil && len(cmd.Subs) > 0 && len(args) >= 2 {
-		cmd = cmd.Sub(args[1])
+	cmd, ok := h.cmds[string(args[0])]
+	if !ok {
+		cmd = s.table.Lookup(args[0])
+		if cmd != nil && len(cmd.Subs) > 0 && len(args) >= 2 {
+			cmd = cmd.Sub(args[1])
+		} else {
+			h.cmds[string(args[0])] = cmd
+		}
 	}
 	h.w.Reset(0)
 	if cmd == nil || !cmd.CheckArity(len(args)) { // a native sends what its script sends: a bug
