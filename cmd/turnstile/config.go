@@ -55,6 +55,7 @@ func newFlagSet(cfg *server.Config, rt *runtimeConfig) *flag.FlagSet {
 	fs.IntVar(&rt.gcPercent, "gogc", rt.gcPercent, "Go GC target percentage (GOGC); the keyspace is pointer-free, so a low value costs little CPU")
 	fs.StringVar(&rt.cpuProfile, "cpuprofile", "", "write a CPU profile to this file until shutdown (performance work)")
 	fs.Int64Var(&rt.memLimit, "gomemlimit", rt.memLimit, "Go soft memory limit in bytes (GOMEMLIMIT); 0 = none")
+	fs.Int64Var(&rt.gcFloor, "gc-floor", rt.gcFloor, "bytes of untouched address space the Go GC counts as heap, so a small heap is not collected after every few hundred KiB of garbage (0 = none)")
 	return fs
 }
 
@@ -78,6 +79,7 @@ func (f paramFlag) Set(v string) error { return f.p.Parse(f.cfg, v) }
 type runtimeConfig struct {
 	gcPercent int   // debug.SetGCPercent; negative leaves the runtime's value
 	memLimit  int64 // debug.SetMemoryLimit in bytes; 0 leaves it unset
+	gcFloor   int64 // bytes of never-touched heap (a ballast); 0: none
 
 	cpuProfile string // write a CPU profile here while running
 }
@@ -88,22 +90,33 @@ type runtimeConfig struct {
 // variable, when set, is kept unless --gogc is given.
 const defaultGCPercent = 25
 
+// defaultGCFloor is the ballast: with GOGC 25 and a keyspace of a few
+// MiB, the collector would otherwise run after every few hundred KiB of
+// garbage (scripts, connections make some); with it, after about 16 MiB.
+// The ballast is never written, so it takes address space, not RSS.
+const defaultGCFloor = 64 << 20
+
 func defaultRuntimeConfig() runtimeConfig {
-	rt := runtimeConfig{gcPercent: defaultGCPercent}
+	rt := runtimeConfig{gcPercent: defaultGCPercent, gcFloor: defaultGCFloor}
 	if _, ok := os.LookupEnv("GOGC"); ok {
 		rt.gcPercent = -1
 	}
 	return rt
 }
 
-// apply sets the runtime knobs.
-func (rt runtimeConfig) apply() {
+// apply sets the runtime knobs. It returns the ballast, which the caller
+// keeps reachable while the server runs.
+func (rt runtimeConfig) apply() []byte {
 	if rt.gcPercent >= 0 {
 		debug.SetGCPercent(rt.gcPercent)
 	}
 	if rt.memLimit > 0 {
 		debug.SetMemoryLimit(rt.memLimit)
 	}
+	if rt.gcFloor > 0 {
+		return make([]byte, rt.gcFloor)
+	}
+	return nil
 }
 
 // loadConfigFile applies "name value" lines (redis.conf syntax: '#'

@@ -39,7 +39,7 @@ func TestFlagsMatchConfigTable(t *testing.T) {
 			t.Errorf("--%s: default %q, row says %q", p.Flag, f.DefValue, p.Default())
 		}
 	}
-	runtimeFlags := []string{"gogc", "cpuprofile", "gomemlimit"} // the Go runtime knobs
+	runtimeFlags := []string{"gogc", "cpuprofile", "gomemlimit", "gc-floor"} // the Go runtime knobs
 	fs.VisitAll(func(f *flag.Flag) {
 		if rows[f.Name] == nil && f.Name != "config" && !slices.Contains(runtimeFlags, f.Name) {
 			t.Errorf("flag --%s is not a configuration row", f.Name)

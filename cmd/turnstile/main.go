@@ -57,7 +57,8 @@ func run(ctx context.Context, args []string, logOut io.Writer) error {
 	if err != nil {
 		return err
 	}
-	rt.apply()
+	ballast := rt.apply()
+	defer runtime.KeepAlive(ballast)
 	if rt.cpuProfile != "" {
 		stopProfile, err := startCPUProfile(rt.cpuProfile)
 		if err != nil {
