@@ -102,11 +102,10 @@ func (h *nativeHost) Call(args ...[]byte) script.Reply {
 	cmd, ok := h.cmds[string(args[0])]
 	if !ok {
 		cmd = s.table.Lookup(args[0])
-		if cmd != nil && len(cmd.Subs) > 0 && len(args) >= 2 {
-			cmd = cmd.Sub(args[1])
-		} else {
-			h.cmds[string(args[0])] = cmd
-		}
+		h.cmds[string(args[0])] = cmd // natives send a fixed set of names
+	}
+	if cmd != nil && len(cmd.Subs) > 0 && len(args) >= 2 {
+		cmd = cmd.Sub(args[1])
 	}
 	h.w.Reset(0)
 	if cmd == nil || !cmd.CheckArity(len(args)) { // a native sends what its script sends: a bug
@@ -129,7 +128,8 @@ func (s *Server) initScripting() {
 	sc.engine = script.New(script.Config{Version: Version, VersionNum: versionNum(Version)})
 	sc.threshold.Store(s.cfg.BusyReplyThreshold)
 	sc.noNative.Store(!s.cfg.NativeScripts)
-	sc.host = scriptHost{s: s, fake: &client{s: s, id: -1, fd: -1, sockFD: -1, authed: true, addr: "lua"}}
+	sc.host = scriptHost{s: s, fake: &client{s: s, id: -1, fd: -1, sockFD: -1, authed: true, addr: "lua"},
+		cmds: make(map[string]*Command)}
 	natives := script.Natives()
 	sc.nativeRuns = make([]atomic.Int64, len(natives))
 	sc.nativeIdx = make(map[*script.Native]int, len(natives))
@@ -210,10 +210,19 @@ type scriptHost struct {
 	ctx    Ctx
 	cmd    *Command // the row Lookup found, for Call
 	more   lockSet  // the shards one call needs (reused)
+	// cmds caches rows by the exact name scripts send (bounded: a script
+	// may send any bytes as a command name).
+	cmds map[string]*Command
 }
 
 func (h *scriptHost) Lookup(args [][]byte) (int, command.Flag, bool) {
-	cmd := h.fake.lookupCommand(args[0])
+	cmd, ok := h.cmds[string(args[0])]
+	if !ok {
+		cmd = h.s.table.Lookup(args[0])
+		if len(h.cmds) < 256 {
+			h.cmds[string(args[0])] = cmd
+		}
+	}
 	if cmd == nil {
 		return 0, 0, false
 	}
