@@ -123,11 +123,10 @@ func init() {
 // New returns an engine with its sandbox built.
 func New(cfg Config) *Engine {
 	L := lua.NewState(lua.Options{
-		SkipOpenLibs:        true,
-		CallStackSize:       1024,
-		RegistrySize:        1024,
-		RegistryMaxSize:     1 << 20,
-		MinimizeStackMemory: true,
+		SkipOpenLibs:    true,
+		CallStackSize:   1024,
+		RegistrySize:    1024,
+		RegistryMaxSize: 1 << 20,
 	})
 	e := &Engine{cfg: cfg, L: L, scripts: make(map[string]*compiled), evalLRU: list.New()}
 	e.sandbox = newSandbox(e)
