@@ -110,9 +110,13 @@ func cmdEval(x *Ctx) {
 		}
 	}
 	if nat != nil && !bySHA && !sc.engine.Exists(sha) { // EVAL caches the script
-		x.c.acquireScriptLock()
+		if ex.kind == execCommand { // (an EXEC with a script holds the script lock already)
+			x.c.acquireScriptLock()
+		}
 		err := sc.engine.Cache(x.args[1])
-		x.c.releaseScriptLock()
+		if ex.kind == execCommand {
+			x.c.releaseScriptLock()
+		}
 		if err != nil {
 			x.w.Error(err.Error())
 			return

@@ -4,12 +4,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/turnstile/turnstile/script"
 )
 
 func newScriptClient(t *testing.T, addr string) *redis.Client {
@@ -271,5 +274,27 @@ func TestScriptUndeclaredKeyHidden(t *testing.T) {
 	}
 	if err := <-done; err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestNativeScriptInMulti: a known script sent by EVAL (its text, not yet
+// cached) inside MULTI runs natively in the EXEC, and is cached after.
+func TestNativeScriptInMulti(t *testing.T) {
+	body, err := os.ReadFile("../libtest/testdata/seed000-token-bucket.lua")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, addr, _ := newTestServer(t)
+	rc := dialRaw(t, addr)
+	for _, c := range [][]string{
+		{"+OK\r\n", "MULTI"},
+		{"+QUEUED\r\n", "EVAL", string(body), "1", "tb", "10", "20", "1000", "1"},
+		{"+QUEUED\r\n", "EVAL", "return 1", "0"},
+		{"*2\r\n*2\r\n:1\r\n:19\r\n:1\r\n", "EXEC"},
+		{"*1\r\n:1\r\n", "SCRIPT", "EXISTS", script.SHA1Hex(body)},
+	} {
+		if got := rc.do(c[1:]...); got != c[0] {
+			t.Fatalf("%q: got %q, want %q", c[1:3], got, c[0])
+		}
 	}
 }
