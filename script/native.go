@@ -1,7 +1,6 @@
 package script
 
 import (
-	"math"
 	"strconv"
 
 	"github.com/turnstile/turnstile/resp"
@@ -152,17 +151,7 @@ func ErrorSuffix(sha string, line int) string {
 func FormatArg(f float64) string { return formatArg(f) }
 
 // AppendArg appends f formatted as FormatArg does.
-func AppendArg(dst []byte, f float64) []byte {
-	switch {
-	case math.IsInf(f, 1):
-		return append(dst, "inf"...)
-	case math.IsInf(f, -1):
-		return append(dst, "-inf"...)
-	case math.IsNaN(f):
-		return append(dst, "nan"...)
-	}
-	return strconv.AppendFloat(dst, f, 'g', 17, 64)
-}
+func AppendArg(dst []byte, f float64) []byte { return appendArg(dst, f) }
 
 // ParseNumber converts a string as Lua's tonumber does.
 func ParseNumber(s []byte) (float64, bool) { return parseNumber(string(s)) }
