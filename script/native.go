@@ -146,6 +146,7 @@ func Natives() []*Native {
 func nativeList() []*Native {
 	return []*Native{
 		seedTokenBucket,
+		redisRateAllowN, redisRateAllowAtMost,
 	}
 }
 

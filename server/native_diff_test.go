@@ -43,6 +43,18 @@ var nativeCases = map[string]nativeCase{
 		},
 		inspect: []string{"HGETALL %s", "PTTL %s", "TYPE %s"},
 	},
+	"redis_rate.allowN": {
+		file:    "scripts/redis_rate-allowN.lua",
+		gen:     redisRateGen,
+		perturb: redisRatePerturb,
+		inspect: []string{"GET %s", "PTTL %s", "TYPE %s"},
+	},
+	"redis_rate.allowAtMost": {
+		file:    "scripts/redis_rate-allowAtMost.lua",
+		gen:     redisRateGen,
+		perturb: redisRatePerturb,
+		inspect: []string{"GET %s", "PTTL %s", "TYPE %s"},
+	},
 }
 
 // pick returns one of choices at random.
