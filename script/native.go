@@ -147,6 +147,7 @@ func nativeList() []*Native {
 	return []*Native{
 		seedTokenBucket,
 		redisRateAllowN, redisRateAllowAtMost,
+		rateLimitRedisIncrement, rateLimitRedisGet,
 	}
 }
 

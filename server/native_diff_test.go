@@ -55,6 +55,30 @@ var nativeCases = map[string]nativeCase{
 		perturb: redisRatePerturb,
 		inspect: []string{"GET %s", "PTTL %s", "TYPE %s"},
 	},
+	"rate-limit-redis.increment": {
+		file: "scripts/rate-limit-redis-increment.lua",
+		gen: func(r *rand.Rand, key string) ([]string, []string) {
+			args := []string{numArg(r, "60000", "1000", "900000", "1", strconv.Itoa(r.Intn(5000)))}
+			if r.Intn(50) == 0 {
+				args = nil
+			}
+			return []string{key}, args
+		},
+		perturb: counterPerturb,
+		inspect: []string{"GET %s", "PTTL %s", "TYPE %s"},
+	},
+	"rate-limit-redis.get": {
+		file: "scripts/rate-limit-redis-get.lua",
+		gen: func(r *rand.Rand, key string) ([]string, []string) {
+			if r.Intn(3) == 0 { // the counter moves in between (another script's INCR would)
+				return []string{key}, []string{"x"}
+			}
+			return []string{key}, nil
+		},
+		perturb:     counterPerturb,
+		perturbOdds: 3,
+		inspect:     []string{"GET %s", "PTTL %s", "TYPE %s"},
+	},
 }
 
 // pick returns one of choices at random.
