@@ -148,6 +148,7 @@ func nativeList() []*Native {
 		seedTokenBucket,
 		redisRateAllowN, redisRateAllowAtMost,
 		rateLimitRedisIncrement, rateLimitRedisGet,
+		rateLimiterFlexibleIncrTTL,
 	}
 }
 

@@ -79,6 +79,20 @@ var nativeCases = map[string]nativeCase{
 		perturbOdds: 3,
 		inspect:     []string{"GET %s", "PTTL %s", "TYPE %s"},
 	},
+	"rate-limiter-flexible.incrTtl": {
+		file: "scripts/rate-limiter-flexible-incrTtl.lua",
+		gen: func(r *rand.Rand, key string) ([]string, []string) {
+			points := numArg(r, "1", "1", "2", "5", "-1", "0")
+			duration := numArg(r, "1", "2", "10", "60", "3600")
+			args := []string{points, duration}
+			if r.Intn(50) == 0 {
+				args = args[:r.Intn(2)]
+			}
+			return []string{key}, args
+		},
+		perturb: counterPerturb,
+		inspect: []string{"GET %s", "PTTL %s", "TYPE %s"},
+	},
 }
 
 // pick returns one of choices at random.
