@@ -149,6 +149,7 @@ func nativeList() []*Native {
 		redisRateAllowN, redisRateAllowAtMost,
 		rateLimitRedisIncrement, rateLimitRedisGet,
 		rateLimiterFlexibleIncrTTL,
+		ululeIncr, ululePeek,
 	}
 }
 

@@ -93,6 +93,29 @@ var nativeCases = map[string]nativeCase{
 		perturb: counterPerturb,
 		inspect: []string{"GET %s", "PTTL %s", "TYPE %s"},
 	},
+	"ulule-limiter.incr": {
+		file: "scripts/ulule-limiter-incr.lua",
+		gen: func(r *rand.Rand, key string) ([]string, []string) {
+			count := numArg(r, "1", "1", "1", "2", "5")
+			ttl := numArg(r, "1000", "60000", "500", "0", "-1")
+			args := []string{count, ttl}
+			if r.Intn(50) == 0 {
+				args = args[:r.Intn(2)]
+			}
+			return []string{key}, args
+		},
+		perturb: counterPerturb,
+		inspect: []string{"GET %s", "PTTL %s", "TYPE %s"},
+	},
+	"ulule-limiter.peek": {
+		file: "scripts/ulule-limiter-peek.lua",
+		gen: func(r *rand.Rand, key string) ([]string, []string) {
+			return []string{key}, nil
+		},
+		perturb:     counterPerturb,
+		perturbOdds: 3,
+		inspect:     []string{"GET %s", "PTTL %s", "TYPE %s"},
+	},
 }
 
 // pick returns one of choices at random.
