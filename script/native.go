@@ -150,6 +150,7 @@ func nativeList() []*Native {
 		rateLimitRedisIncrement, rateLimitRedisGet,
 		rateLimiterFlexibleIncrTTL,
 		ululeIncr, ululePeek,
+		pyLimitsIncrExpire, pyLimitsMovingWindow, pyLimitsAcquireMovingWindow,
 	}
 }
 

@@ -116,6 +116,59 @@ var nativeCases = map[string]nativeCase{
 		perturbOdds: 3,
 		inspect:     []string{"GET %s", "PTTL %s", "TYPE %s"},
 	},
+	"python-limits.incr_expire": {
+		file: "scripts/python-limits-incr_expire.lua",
+		gen: func(r *rand.Rand, key string) ([]string, []string) {
+			expiry := numArg(r, "1", "2", "60", "3600")
+			amount := numArg(r, "1", "1", "1", "2", "5")
+			args := []string{expiry, amount}
+			if r.Intn(50) == 0 {
+				args = args[:r.Intn(2)]
+			}
+			return []string{key}, args
+		},
+		perturb: counterPerturb,
+		inspect: []string{"GET %s", "PTTL %s", "TYPE %s"},
+	},
+	"python-limits.moving_window": {
+		file: "scripts/python-limits-moving_window.lua",
+		gen: func(r *rand.Rand, key string) ([]string, []string) {
+			oldest := timestamp(r)
+			if r.Intn(10) == 0 {
+				oldest = hostileNumber(r)
+			}
+			args := []string{oldest, numArg(r, "1", "2", "5", "10", "-1")}
+			if r.Intn(50) == 0 {
+				args = args[:r.Intn(2)]
+			}
+			return []string{key}, args
+		},
+		perturb:     windowPerturb,
+		perturbOdds: 2,
+		inspect:     []string{"LRANGE %s 0 -1", "PTTL %s", "TYPE %s"},
+	},
+	"python-limits.acquire_moving_window": {
+		file: "scripts/python-limits-acquire_moving_window.lua",
+		gen: func(r *rand.Rand, key string) ([]string, []string) {
+			now := timestamp(r)
+			if r.Intn(10) == 0 {
+				now = hostileNumber(r)
+			}
+			limit := numArg(r, "1", "3", "5", "10")
+			expiry := numArg(r, "10", "60", "100", "1")
+			amount := pick(r, "1", "1", "1", "1", "1", "1", "2", "3") // Lua pushes floor(amount) entries: no huge ones
+			if r.Intn(10) == 0 {
+				amount = pick(r, "0", "-1", "1.5", "2.9", "abc", "", "0x2", " 2", "1e1", "1001", "0.5")
+			}
+			args := []string{now, limit, expiry, amount}
+			if r.Intn(50) == 0 {
+				args = args[:r.Intn(4)]
+			}
+			return []string{key}, args
+		},
+		perturb: windowPerturb,
+		inspect: []string{"LRANGE %s 0 -1", "PTTL %s", "TYPE %s"},
+	},
 }
 
 // pick returns one of choices at random.
