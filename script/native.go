@@ -151,6 +151,7 @@ func nativeList() []*Native {
 		rateLimiterFlexibleIncrTTL,
 		ululeIncr, ululePeek,
 		pyLimitsIncrExpire, pyLimitsMovingWindow, pyLimitsAcquireMovingWindow,
+		throttledCAS,
 	}
 }
 

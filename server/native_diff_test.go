@@ -169,6 +169,30 @@ var nativeCases = map[string]nativeCase{
 		perturb: windowPerturb,
 		inspect: []string{"LRANGE %s 0 -1", "PTTL %s", "TYPE %s"},
 	},
+	"throttled.cas": {
+		file: "scripts/throttled-goredisstore-cas.lua",
+		gen: func(r *rand.Rand, key string) ([]string, []string) {
+			// throttled sends TATs in nanoseconds; a few values so the
+			// swap succeeds often; ttls in seconds, some invalid
+			old := pick(r, "1700000000000000000", "1700000001000000000", "5", "", "x")
+			next := pick(r, "1700000000000000000", "1700000001000000000", "5", "1700000002500000000")
+			ttl := numArg(r, "1", "2", "60")
+			args := []string{old, next, ttl}
+			if r.Intn(50) == 0 {
+				args = args[:r.Intn(3)]
+			}
+			return []string{key}, args
+		},
+		perturb: func(r *rand.Rand, key string) []string {
+			if r.Intn(4) == 0 {
+				return []string{"DEL", key}
+			}
+			return []string{"SET", key, pick(r, "1700000000000000000", "1700000001000000000", "5", "", "x"),
+				"EX", strconv.Itoa(1 + r.Intn(10))}
+		},
+		perturbOdds: 5,
+		inspect:     []string{"GET %s", "PTTL %s", "TYPE %s"},
+	},
 }
 
 // pick returns one of choices at random.
