@@ -307,8 +307,9 @@ func TestNativeCasesComplete(t *testing.T) {
 // by side, on two servers with the same clock, over random calls (mostly
 // on a few keys, so calls follow each other on one key; some on keys of
 // each wrong type; state perturbed now and then), and requires the same
-// replies, the same state after a call now and then and at the end, and
-// that most calls ran natively. With -v it logs the kinds of replies seen.
+// replies, the same state after a call now and then, at the end and after
+// the native server restarted from its append-only log, and that most
+// calls ran natively. With -v it logs the kinds of replies seen.
 func TestNativeScriptsMatchLua(t *testing.T) {
 	for _, n := range script.Natives() {
 		c := nativeCases[n.Name]
@@ -318,8 +319,12 @@ func TestNativeScriptsMatchLua(t *testing.T) {
 				t.Fatal(err)
 			}
 			_, luaAddr, luaClk := newTestServer(t, func(cfg *Config) { cfg.NativeScripts = false })
-			natSrv, natAddr, natClk := newTestServer(t)
-			lua, nat := dialRaw(t, luaAddr), dialRaw(t, natAddr)
+			natSrv := newRestartable(t, func(cfg *Config) { // its log replays what natives did
+				cfg.Persist.AppendOnly = true
+				cfg.Persist.Save = nil
+			})
+			natClk := natSrv.clk
+			lua, nat := dialRaw(t, luaAddr), natSrv.rc
 			both := func(what string, cmd ...string) {
 				t.Helper()
 				if want, got := lua.do(cmd...), nat.do(cmd...); want != got {
@@ -380,8 +385,13 @@ func TestNativeScriptsMatchLua(t *testing.T) {
 				inspect(k)
 			}
 			t.Logf("replies: %v", kinds)
-			if runs := natSrv.nativeRunCount(); runs < calls/3 {
+			if runs := natSrv.srv.nativeRunCount(); runs < calls/3 {
 				t.Fatalf("only %d of %d calls ran natively", runs, calls)
+			}
+			natSrv.restart() // from the append-only log alone: the natives' effects as logged
+			nat = natSrv.rc
+			for _, k := range keys {
+				inspect(k)
 			}
 		})
 	}
