@@ -263,10 +263,11 @@ func counterPerturb(r *rand.Rand, key string) []string {
 
 // timestamp is a client's clock reading as Python's limits sends it: Unix
 // seconds with microseconds, within a few minutes; half of them on whole
-// or half seconds, so that entries fall on a window's edge.
+// or half seconds of the first 80, so that entries fall on a window's
+// edge.
 func timestamp(r *rand.Rand) string {
 	if r.Intn(2) == 0 {
-		return strconv.FormatFloat(1_700_000_000+float64(r.Intn(400))/2, 'f', -1, 64)
+		return strconv.FormatFloat(1_700_000_000+float64(r.Intn(160))/2, 'f', -1, 64)
 	}
 	return strconv.FormatFloat(1_700_000_000+r.Float64()*200, 'f', 6, 64)
 }
