@@ -74,8 +74,12 @@ func (w *Writer) Bulk(b []byte) { w.b = redcon.AppendBulk(w.b, b) }
 // BulkString appends a bulk string.
 func (w *Writer) BulkString(s string) { w.b = redcon.AppendBulkString(w.b, s) }
 
-// BulkInt appends n formatted as a bulk string.
-func (w *Writer) BulkInt(n int64) { w.b = redcon.AppendBulkInt(w.b, n) }
+// BulkInt appends n formatted as a bulk string (without redcon's
+// AppendBulkInt, which allocates the digits).
+func (w *Writer) BulkInt(n int64) {
+	var digits [20]byte
+	w.b = redcon.AppendBulk(w.b, strconv.AppendInt(digits[:0], n, 10))
+}
 
 // Null appends the null bulk string ($-1 in RESP2, _ in RESP3).
 func (w *Writer) Null() {

@@ -12,7 +12,8 @@ import (
 // in the same order and with the same arguments, through a Caller, so its
 // effects are the script's; it computes what the script computes with the
 // same float64 arithmetic and writes the same reply. A differential test
-// (native_test.go) runs each against its Lua text on random inputs.
+// (server/native_diff_test.go) runs each against its Lua text on random
+// inputs.
 //
 // A native runs without the interpreter and without the script lock: it
 // touches only the keys the script declares, which the server locks
@@ -73,7 +74,11 @@ func (r Reply) Err() string {
 // ParseReply parses one RESP2 reply at the start of b into r, reusing
 // r.Elems for the elements of an array; it returns the rest of b.
 func ParseReply(b []byte, r *Reply) []byte {
-	v, rest := parseOne(b, r.Elems[:0])
+	elems := r.Elems[:0]
+	v, rest := parseOne(b, elems)
+	if v.Elems == nil {
+		v.Elems = elems // empty: kept for the next array
+	}
 	*r = v
 	return rest
 }
@@ -139,7 +144,15 @@ func Natives() []*Native {
 
 // nativeList lists the natives (native_*.go).
 func nativeList() []*Native {
-	return []*Native{seedTokenBucket}
+	return []*Native{
+		seedTokenBucket,
+		redisRateAllowN, redisRateAllowAtMost,
+		rateLimitRedisIncrement, rateLimitRedisGet,
+		rateLimiterFlexibleIncrTTL,
+		ululeIncr, ululePeek,
+		pyLimitsIncrExpire, pyLimitsMovingWindow, pyLimitsAcquireMovingWindow,
+		throttledCAS,
+	}
 }
 
 // ErrorSuffix is what a raised error gets after its message: the script's
@@ -148,20 +161,126 @@ func ErrorSuffix(sha string, line int) string {
 	return " script: " + sha + ", on @" + chunkName + ":" + strconv.Itoa(line) + "."
 }
 
+// raised writes r's error as raised by redis.call at line of the script
+// sha, and reports whether r was an error.
+func raised(r Reply, w *resp.Writer, sha string, line int) bool {
+	if e := r.Err(); e != "" {
+		w.Error(e + ErrorSuffix(sha, line))
+		return true
+	}
+	return false
+}
+
 // FormatArg formats a number argument as redis.call does ("%.17g").
 func FormatArg(f float64) string { return formatArg(f) }
 
 // AppendArg appends f formatted as FormatArg does.
-func AppendArg(dst []byte, f float64) []byte {
-	switch {
-	case math.IsInf(f, 1):
-		return append(dst, "inf"...)
-	case math.IsInf(f, -1):
-		return append(dst, "-inf"...)
-	case math.IsNaN(f):
-		return append(dst, "nan"...)
+func AppendArg(dst []byte, f float64) []byte { return appendArg(dst, f) }
+
+// FormatNumber formats a number as tostring does ("%.14g").
+func FormatNumber(f float64) string { return formatNumber(f) }
+
+// AppendNumber appends f formatted as FormatNumber does.
+func AppendNumber(dst []byte, f float64) []byte { return appendNumber(dst, f) }
+
+// PlainNumber parses a script argument that the script uses as a number,
+// through tonumber or through arithmetic on the string (which the
+// interpreter converts its own way), accepting only the plain decimal
+// form on which those and C's strtod all agree: an optional sign, digits
+// without a leading zero (but "0" itself), an optional fraction with
+// digits, an optional exponent; finite and not -0. Checks use it: any
+// other text makes the Lua text run.
+func PlainNumber(b []byte) (float64, bool) {
+	i := 0
+	if i < len(b) && (b[i] == '+' || b[i] == '-') {
+		i++
 	}
-	return strconv.AppendFloat(dst, f, 'g', 17, 64)
+	start := i
+	var n int64
+	for i < len(b) && b[i] >= '0' && b[i] <= '9' {
+		n = n*10 + int64(b[i]-'0') // meaningful up to 15 digits
+		i++
+	}
+	if i == start || (b[start] == '0' && i-start > 1) {
+		return 0, false
+	}
+	if i == len(b) && i-start <= 15 { // an integer below 2^53: exact, no ParseFloat
+		if b[0] == '-' {
+			return float64(-n), n != 0 // not -0
+		}
+		return float64(n), true
+	}
+	if i < len(b) && b[i] == '.' {
+		i++
+		from := i
+		for i < len(b) && b[i] >= '0' && b[i] <= '9' {
+			i++
+		}
+		if i == from {
+			return 0, false
+		}
+	}
+	if i < len(b) && (b[i] == 'e' || b[i] == 'E') {
+		i++
+		if i < len(b) && (b[i] == '+' || b[i] == '-') {
+			i++
+		}
+		from := i
+		for i < len(b) && b[i] >= '0' && b[i] <= '9' {
+			i++
+		}
+		if i == from {
+			return 0, false
+		}
+	}
+	if i != len(b) {
+		return 0, false
+	}
+	f, err := strconv.ParseFloat(string(b), 64)
+	if err != nil || (f == 0 && math.Signbit(f)) {
+		return 0, false
+	}
+	return f, true
+}
+
+// ArithNumber converts a string that a script uses in arithmetic as the
+// interpreter does (gopher-lua: an integer in Go's base-0 syntax, else a
+// float), for strings the server made (TIME's fields); arguments go
+// through Check and PlainNumber instead.
+func ArithNumber(b []byte) (float64, bool) {
+	for len(b) > 0 && (b[0] == ' ' || b[0] == '\t' || b[0] == '\n') {
+		b = b[1:]
+	}
+	for len(b) > 0 && (b[len(b)-1] == ' ' || b[len(b)-1] == '\t' || b[len(b)-1] == '\n') {
+		b = b[:len(b)-1]
+	}
+	s := string(b)
+	if n, err := strconv.ParseInt(s, 0, 64); err == nil {
+		return float64(n), true
+	}
+	f, err := strconv.ParseFloat(s, 64)
+	return f, err == nil
+}
+
+// IntReply is an integer reply of redis.call as a script returns it:
+// through a Lua number, so rounded beyond 2^53 (and 2^63-1 becomes the
+// minimum int64, as in Redis).
+func IntReply(n int64) int64 { return luaToInt(float64(n)) }
+
+// RuntimeError is the error reply of a Lua error raised at line (not by
+// redis.call): "ERR user_script:<line>: <msg>" and the error suffix.
+func RuntimeError(sha string, line int, msg string) string {
+	l := strconv.Itoa(line)
+	return "ERR " + chunkName + ":" + l + ": " + msg + " script: " + sha + ", on @" + chunkName + ":" + l + "."
+}
+
+// LuaMax is math.max(a, b) of the interpreter: a unless b is greater (so
+// a NaN a wins, unlike math.Max).
+func LuaMax(a, b float64) float64 {
+	if b > a {
+		return b
+	}
+	return a
 }
 
 // ParseNumber converts a string as Lua's tonumber does.

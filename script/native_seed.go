@@ -55,7 +55,7 @@ func seedRun(c Caller, keys, args [][]byte, w *resp.Writer) {
 			ts = f
 		}
 	}
-	tokens = luaMin(burst, tokens+(now-ts)/1000*rate)
+	tokens = luaMin(burst, tokens+float64((now-ts)/1000*rate)) // float64(): no fused multiply-add
 	allowed := int64(0)
 	if tokens >= cost {
 		tokens -= cost

@@ -154,62 +154,111 @@ func (e *Engine) luaArgs(L *lua.LState) ([][]byte, string) {
 
 // formatArg formats a number argument of redis.call as Redis does
 // ("%.17g": exact, unlike tostring's "%.14g").
-func formatArg(f float64) string {
+func formatArg(f float64) string { return string(appendArg(nil, f)) }
+
+// appendArg appends f formatted as formatArg does.
+func appendArg(dst []byte, f float64) []byte {
 	switch {
 	case math.IsInf(f, 1):
-		return "inf"
+		return append(dst, "inf"...)
 	case math.IsInf(f, -1):
-		return "-inf"
+		return append(dst, "-inf"...)
 	case math.IsNaN(f):
-		return "nan"
+		return append(dst, "nan"...)
 	}
-	return strconv.FormatFloat(f, 'g', 17, 64)
+	return strconv.AppendFloat(dst, f, 'g', 17, 64)
 }
 
 // formatNumber formats a Lua number as Lua 5.1's tostring does ("%.14g").
-func formatNumber(f float64) string {
+func formatNumber(f float64) string { return string(appendNumber(nil, f)) }
+
+// appendNumber appends f formatted as formatNumber does.
+func appendNumber(dst []byte, f float64) []byte {
 	switch {
 	case math.IsInf(f, 1):
-		return "inf"
+		return append(dst, "inf"...)
 	case math.IsInf(f, -1):
-		return "-inf"
+		return append(dst, "-inf"...)
 	case math.IsNaN(f):
 		if math.Signbit(f) {
-			return "-nan"
+			return append(dst, "-nan"...)
 		}
-		return "nan"
-	case f == math.Trunc(f) && math.Abs(f) < 1e15:
-		return strconv.FormatInt(int64(f), 10)
+		return append(dst, "nan"...)
+	case f == math.Trunc(f) && math.Abs(f) < 1e14 && (f != 0 || !math.Signbit(f)):
+		return strconv.AppendInt(dst, int64(f), 10) // at most 14 digits: what %.14g prints
 	}
-	return formatG14(f)
+	return appendG14(dst, f)
 }
 
-// formatG14 is C's printf("%.14g").
-func formatG14(f float64) string {
-	s := strconv.FormatFloat(f, 'e', 13, 64) // d.ddddddddddddde±XX
-	mant, expPart, _ := strings.Cut(s, "e")
-	exp, _ := strconv.Atoi(expPart)
+// appendG14 is C's printf("%.14g"): the 14 significant digits and the
+// exponent X of "%.13e", laid out as "%.13e" when X < -4 or X >= 14, else
+// as "%.(13-X)f" (the same digits), trailing zeros removed either way.
+func appendG14(dst []byte, f float64) []byte {
+	var tmp [32]byte
+	e := strconv.AppendFloat(tmp[:0], f, 'e', 13, 64) // [-]d.ddddddddddddde±XX
+	if e[0] == '-' {
+		dst = append(dst, '-')
+		e = e[1:]
+	}
+	at := len(e) - 1
+	for e[at] != 'e' {
+		at--
+	}
+	exp := 0
+	for _, c := range e[at+2:] {
+		exp = exp*10 + int(c-'0')
+	}
+	if e[at+1] == '-' {
+		exp = -exp
+	}
+	start := len(dst)
 	if exp < -4 || exp >= 14 {
-		mant = trimZeros(mant)
-		sign := "+"
+		dst = trimZeros(append(dst, e[:at]...), start)
+		dst = append(dst, 'e', e[at+1])
 		if exp < 0 {
-			sign, exp = "-", -exp
+			exp = -exp
 		}
-		es := strconv.Itoa(exp)
-		if len(es) < 2 {
-			es = "0" + es
+		if exp < 10 {
+			dst = append(dst, '0')
 		}
-		return mant + "e" + sign + es
+		return strconv.AppendInt(dst, int64(exp), 10)
 	}
-	return trimZeros(strconv.FormatFloat(f, 'f', 13-exp, 64))
+	var digits [14]byte
+	digits[0] = e[0]
+	copy(digits[1:], e[2:at])
+	if exp >= 0 {
+		dst = append(dst, digits[:exp+1]...)
+		dst = append(dst, '.')
+		dst = append(dst, digits[exp+1:]...)
+	} else {
+		dst = append(dst, '0', '.')
+		for range -exp - 1 {
+			dst = append(dst, '0')
+		}
+		dst = append(dst, digits[:]...)
+	}
+	return trimZeros(dst, start)
 }
 
-func trimZeros(s string) string {
-	if !strings.Contains(s, ".") {
-		return s
+// trimZeros removes the trailing zeros of the fraction in b[start:], and
+// the point if nothing is left after it.
+func trimZeros(b []byte, start int) []byte {
+	hasPoint := false
+	for _, c := range b[start:] {
+		if c == '.' {
+			hasPoint = true
+		}
 	}
-	s = strings.TrimRight(s, "0")
-	return strings.TrimSuffix(s, ".")
+	if !hasPoint {
+		return b
+	}
+	for b[len(b)-1] == '0' {
+		b = b[:len(b)-1]
+	}
+	if b[len(b)-1] == '.' {
+		b = b[:len(b)-1]
+	}
+	return b
 }
 
 // errorReply is redis.error_reply(msg): {err=msg}, with Redis's rule for

@@ -83,6 +83,9 @@ func cmdEval(x *Ctx) {
 		sha = script.AppendSHA1Hex(shaBuf[:0], x.args[1])
 	}
 	nat := sc.native(sha)
+	if x.cmd.Has(command.Readonly) {
+		nat = nil // EVAL_RO, EVALSHA_RO: the Lua text, which refuses the script's writes
+	}
 	if ex.kind == execCommand && nat == nil {
 		x.c.acquireScriptLock()
 	}

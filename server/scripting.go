@@ -78,6 +78,7 @@ type nativeHost struct {
 	// arena holds formatted number arguments until the execution ends: it
 	// grows by new chunks and is reused by the next unit (newRun).
 	arena []byte
+	more  lockSet // the shards of one call's keys (reused), for noRoom
 }
 
 // newRun prepares the host for a native run in execution ex.
@@ -97,6 +98,19 @@ func (h *nativeHost) Number(f float64) []byte {
 	return h.arena[from:len(h.arena):len(h.arena)]
 }
 
+// noRoom is Server.noRoom for a command a native calls (the refusals are
+// the Lua host's: natives answer what their scripts would).
+func (h *nativeHost) noRoom(cmd *Command, args [][]byte) bool {
+	more := &h.more
+	*more = lockSet{items: more.items[:0]}
+	h.s.addCommandLocks(more, cmd, args, h.c.db)
+	return h.s.noRoom(more, cmd, args, h.c.db, h.ex.now)
+}
+
+// nativeReplyKeep is the reply buffer a connection's nativeHost keeps
+// between calls; a larger reply's buffer is released.
+const nativeReplyKeep = 16 << 10
+
 func (h *nativeHost) Call(args ...[]byte) script.Reply {
 	s := h.s
 	cmd, ok := h.cmds[string(args[0])]
@@ -107,9 +121,13 @@ func (h *nativeHost) Call(args ...[]byte) script.Reply {
 	if cmd != nil && len(cmd.Subs) > 0 && len(args) >= 2 {
 		cmd = cmd.Sub(args[1])
 	}
-	h.w.Reset(0)
+	h.w.Reset(nativeReplyKeep)
 	if cmd == nil || !cmd.CheckArity(len(args)) { // a native sends what its script sends: a bug
 		h.w.Error("ERR " + "native script called an unknown command or with the wrong arity")
+	} else if e := s.aofRefusal(cmd); e != "" {
+		h.w.Error(e)
+	} else if cmd.Has(command.AddsKeys) && h.noRoom(cmd, args) {
+		h.w.Error(errShardFull)
 	} else {
 		y := &h.ctx
 		y.init(s, h.c, cmd, args, h.ex)
@@ -242,11 +260,9 @@ func (h *scriptHost) Call(args [][]byte, w *resp.Writer) {
 		w.Error("ERR Unknown Redis command called from script")
 		return
 	}
-	if cmd.Has(command.Write) {
-		if err := s.persist.aofWriteErr.Load(); err != nil {
-			w.Error("MISCONF Errors writing to the AOF file: " + *err)
-			return
-		}
+	if e := s.aofRefusal(cmd); e != "" {
+		w.Error(e)
+		return
 	}
 	c := h.fake
 	// Lock escalation: the shards of keys the script did not declare.
@@ -262,7 +278,7 @@ func (h *scriptHost) Call(args [][]byte, w *resp.Writer) {
 		for _, it := range more.items {
 			ex.locks.escalate(s, it.db, it.shard)
 		}
-		if more.grow > 0 && !more.roomForAll(s) && !s.roomForNew(ex.now, c.db, []queued{{cmd, args}}) {
+		if s.noRoom(more, cmd, args, c.db, ex.now) {
 			w.Error(errShardFull)
 			return
 		}
@@ -277,6 +293,23 @@ func (h *scriptHost) Call(args [][]byte, w *resp.Writer) {
 	y.w = w
 	failed := s.run(y)
 	s.stats.record(cmd, 0, failed)
+}
+
+// aofRefusal is the error a write command a script calls gets while the
+// append-only file cannot be written, "" otherwise.
+func (s *Server) aofRefusal(cmd *Command) string {
+	if cmd.Has(command.Write) {
+		if err := s.persist.aofWriteErr.Load(); err != nil {
+			return "MISCONF Errors writing to the AOF file: " + *err
+		}
+	}
+	return ""
+}
+
+// noRoom reports whether a command a script calls, whose own shards are
+// more, may add keys to a shard that has no room left for them.
+func (s *Server) noRoom(more *lockSet, cmd *Command, args [][]byte, db int, now int64) bool {
+	return more.grow > 0 && !more.roomForAll(s) && !s.roomForNew(now, db, []queued{{cmd, args}})
 }
 
 func (h *scriptHost) Log(level int, msg string) {
