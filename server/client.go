@@ -69,6 +69,14 @@ type client struct {
 	nsub    atomic.Int32
 	npsub   atomic.Int32
 
+	// Blocking commands (blocking.go). blocked is the connection's own;
+	// bwake and unblockReq are set by other connections to wake it,
+	// isBlocked is read by CLIENT LIST and CLIENT UNBLOCK.
+	blocked    *blockState
+	bwake      atomic.Bool
+	unblockReq atomic.Int32
+	isBlocked  atomic.Bool
+
 	// Shared with CLIENT LIST / INFO on other connections.
 	mu      sync.Mutex // guards name, libName, libVer
 	name    string
@@ -135,6 +143,7 @@ func (s *Server) serveConn(c *client) {
 		c.out.close()
 		c.unwatchAll()
 		c.unsubscribeAll()
+		c.leaveBlocked()
 		s.track.disable(c)
 		c.conn.Close()
 		s.removeClient(c)
@@ -184,6 +193,9 @@ func (c *client) serveStream() error {
 func (c *client) process() bool {
 	s := c.s
 	for !c.quit {
+		if c.blocked != nil && !c.serveBlocked() {
+			break // still blocked: the requests after it wait (blocking.go)
+		}
 		args, ok, err := c.rd.Next(!c.authed)
 		if err != nil {
 			var pe *resp.ProtocolError
@@ -217,7 +229,13 @@ func (c *client) process() bool {
 		c.seen.rbs = r
 		c.rbs.Store(r)
 	}
-	return c.syncLog() && c.flush() && !c.quit
+	if !c.syncLog() || !c.flush() || c.quit {
+		return false
+	}
+	if c.blocked != nil {
+		c.armBlocked()
+	}
+	return true
 }
 
 // setMulti opens (m non-nil) or closes the client's MULTI block.
@@ -397,6 +415,9 @@ func (c *client) info(now int64) string {
 	}
 	if c.queued.Load() >= 0 {
 		flags += "x"
+	}
+	if c.isBlocked.Load() {
+		flags += "b"
 	}
 	redir := c.s.track.info(c, &flags)
 	if flags == "" {

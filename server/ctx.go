@@ -144,8 +144,8 @@ func (x *Ctx) dbSize() int64 {
 // record queues an effect on the execution, and counts the change.
 func (x *Ctx) record(e persistence.Effect) {
 	x.s.dirty.Add(1)
-	if x.s.track.n.Load() != 0 { // a client tracks: note the change for invalidation
-		x.noteChange(e.Op, e.Key)
+	if x.s.hooks.Load() != 0 { // a client tracks or is blocked: note the change
+		x.noteChange(e.Op, e.DB, e.Key)
 	}
 	if x.s.dur != nil {
 		x.ex.effects = append(x.ex.effects, e)
