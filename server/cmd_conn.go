@@ -221,6 +221,7 @@ func clientSubcommands() []*Command {
 		{Name: "no-evict", Arity: 3, Flags: f | command.Admin, Args: "<ON|OFF>", Since: "7.0.0", Summary: "Sets the client eviction mode of the connection.", Handler: clientOnOff},
 		{Name: "no-touch", Arity: 3, Flags: f, Args: "<ON|OFF>", Since: "7.2.0", Summary: "Controls whether commands sent by the client affect the LRU/LFU of accessed keys.", Handler: clientOnOff},
 		{Name: "help", Arity: 2, Flags: f, Since: "5.0.0", Summary: "Returns helpful text about the different subcommands.", Handler: subcommandHelp},
+		{Name: "unblock", Arity: -3, Flags: f | command.Admin, Args: "<client-id> [TIMEOUT|ERROR]", Since: "5.0.0", Summary: "Unblocks a client blocked by a blocking command from a different connection.", Handler: clientUnblock},
 	}
 	return append(rows, trackingSubcommands(f)...)
 }
@@ -364,4 +365,35 @@ func (s *Server) clientsSnapshot() []*client {
 	s.mu.Unlock()
 	slices.SortFunc(out, func(a, b *client) int { return cmp.Compare(a.id, b.id) })
 	return out
+}
+
+// clientUnblock is CLIENT UNBLOCK client-id [TIMEOUT|ERROR]: the blocked
+// client answers its command's timeout reply, or an UNBLOCKED error
+// (blocking.go). 1 if the client was blocked, else 0.
+func clientUnblock(x *Ctx) {
+	if len(x.args) > 4 {
+		x.w.Error("ERR unknown subcommand or wrong number of arguments for '" + string(x.args[1]) + "'. Try CLIENT HELP.")
+		return
+	}
+	how := int32(unblockTimeout)
+	if len(x.args) == 4 {
+		switch {
+		case isKeyword(x.args[3], "timeout"):
+		case isKeyword(x.args[3], "error"):
+			how = unblockError
+		default:
+			x.w.Error("ERR CLIENT UNBLOCK reason should be TIMEOUT or ERROR")
+			return
+		}
+	}
+	id, ok := resp.ParseInt(x.args[2])
+	if !ok {
+		x.w.Error(errNotInt)
+		return
+	}
+	if tc := x.s.clientByID(id); tc != nil && x.s.blocked.unblock(tc, how) {
+		x.w.Int(1)
+		return
+	}
+	x.w.Int(0)
 }
