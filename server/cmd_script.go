@@ -64,8 +64,10 @@ func cmdEval(x *Ctx) {
 	s, ex := x.s, x.ex
 	sc := &s.scripts
 	if ex.kind == execCommand {
+		// Held until end has appended the effects, which may point into
+		// the engine's argument arena that the next script reuses.
 		sc.mu.Lock()
-		defer sc.mu.Unlock()
+		ex.scriptLocked = true
 	}
 	bySHA := strings.HasPrefix(x.cmd.Name, "evalsha")
 	if bySHA && !sc.engine.Exists(x.args[1]) { // Redis looks the script up before numkeys

@@ -101,7 +101,9 @@
 //
 //   - The script lock (scripting.mu): one script at a time. Taken before
 //     any shard lock, by EVAL outside MULTI and by an EXEC whose queue holds
-//     a script; SCRIPT LOAD, EXISTS and FLUSH take it alone.
+//     a script, and released after the unit's end (the effects may point
+//     into the engine's argument arena, which the next script reuses);
+//     SCRIPT LOAD, EXISTS and FLUSH take it alone.
 //   - Shard locks: only executions (exec.go), connection teardown
 //     (unwatchAll, one shard at a time, holding none) and background work
 //     (active expiry, dumps, ApplyEffect: one shard at a time) take them.

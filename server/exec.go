@@ -37,7 +37,12 @@ type execution struct {
 	// (blocking.go); noted by Ctx.record only while a client tracks or is
 	// blocked, acted on by end.
 	changed []changed
-	lockBuf [8]lockItem // backing store of locks.items for small units
+	// scriptLocked is set by EVAL outside MULTI, which takes the script
+	// lock (scripting.go): end releases it last, once the effects and the
+	// changed keys, which may point into the script engine's argument
+	// arena (reused by the next script), have been handed on.
+	scriptLocked bool
+	lockBuf      [8]lockItem // backing store of locks.items for small units
 	// opArgs and opBytes hold the arguments handlers build for the ops
 	// they log (Ctx.opArgs): they live until end has appended the effects,
 	// and are reused by the next unit, so building an op allocates nothing.
@@ -364,4 +369,8 @@ func (s *Server) end(c *client, ex *execution) {
 	clear(ex.opArgs) // the effects are encoded: the op arguments may go
 	ex.opArgs, ex.opBytes = ex.opArgs[:0], ex.opBytes[:0]
 	ex.locks.unlock(s)
+	if ex.scriptLocked {
+		ex.scriptLocked = false
+		s.scripts.mu.Unlock()
+	}
 }

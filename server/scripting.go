@@ -17,7 +17,10 @@ import (
 // scripting is the server's side of Lua scripting (package script).
 //
 // One script runs at a time, as in Redis: mu, the script lock, is held
-// from before a script's shard locks are taken until it returns. That is
+// from before a script's shard locks are taken until its execution has
+// ended (exec.go, execution.scriptLocked: its effects, appended by end,
+// may point into the engine's argument arena, reused by the next script).
+// That is
 // what lets a script reach keys it did not declare: holding mu, it may
 // wait for any shard while holding others (lockSet.escalate), because no
 // other unit waits for a shard while holding one (lockSet.lock) and no
