@@ -342,7 +342,10 @@ func (s *Server) run(x *Ctx) (failed bool) {
 // made to wait for the marks of every shard it read (its own writes and
 // anyone else's it saw), and only then are the locks released. The
 // invalidations for client-side caching are queued before the unlock too,
-// so a client that read a changed key before the change hears of it.
+// so a client that read a changed key before the change hears of it, and
+// so are the wake-ups of clients blocked on a changed key (blocking.go),
+// which registered under the same shard locks. An EVAL's script lock is
+// released last.
 func (s *Server) end(c *client, ex *execution) {
 	if len(ex.changed) > 0 {
 		if s.track.n.Load() != 0 {
