@@ -57,6 +57,11 @@ import (
 //     client is blocked, a key of another type counts as empty (Redis 7.0
 //     keeps such a client blocked); on the first run it is WRONGTYPE.
 //
+// Cost to others: while any client is blocked, Ctx.record notes every
+// change (an append to a reused slice), and end looks at per-shard waiter
+// counts (atomics) of the shards it holds; only a unit holding a shard
+// that has waiters takes the registry's mutex.
+//
 // Locking: the registry's mutex is taken while holding shard locks (block,
 // signal, mayServe), never the other way round; wake only sets a flag and
 // a deadline.
@@ -70,18 +75,45 @@ import (
 // blockRegistry is the server's set of blocked clients, by the keys they
 // wait on.
 type blockRegistry struct {
-	n      atomic.Int32 // blocked clients (INFO blocked_clients)
-	timed  atomic.Int32 // those with a timeout (INFO clients_in_timeout_table)
-	mu     sync.Mutex
-	queues map[blockKey][]*client // waiters in arrival order
+	n     atomic.Int32 // blocked clients (INFO blocked_clients)
+	timed atomic.Int32 // those with a timeout (INFO clients_in_timeout_table)
+	// waiting counts the registered (key, client) pairs per shard, at
+	// db*shardsPerDB+shard: end and mayServe skip the mutex for shards
+	// without waiters.
+	waiting     []atomic.Int32
+	shardsPerDB int
+	mu          sync.Mutex
+	queues      map[blockKey][]*client // waiters in arrival order
 }
 
 // blockKey is one key a client waits on, with the kind of value it waits
 // for.
 type blockKey struct {
-	db   int
-	key  string
-	kind shards.Kind
+	db    int
+	key   string
+	kind  shards.Kind
+	shard int // the key's shard in db
+}
+
+// init sizes the per-shard counts for the server's databases.
+func (r *blockRegistry) init(dbs []*shards.Map) {
+	r.shardsPerDB = dbs[0].NumShards()
+	r.waiting = make([]atomic.Int32, len(dbs)*r.shardsPerDB)
+}
+
+// waiters is the number of waiters on keys of shard (db, shard).
+func (r *blockRegistry) waiters(db, shard int) int32 {
+	return r.waiting[db*r.shardsPerDB+shard].Load()
+}
+
+// waitingOn reports whether a shard the lock set holds has waiters.
+func (r *blockRegistry) waitingOn(l *lockSet) bool {
+	for _, it := range l.items {
+		if r.waiters(it.db, it.shard) != 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // blockState is a blocked client's command, owned by its connection
@@ -120,8 +152,12 @@ func (x *Ctx) mayServe(key []byte, k shards.Kind) bool {
 	if r.n.Load() == 0 || !x.mayBlock() {
 		return true
 	}
+	shard := x.ks.ShardOf(key)
+	if r.waiters(x.c.db, shard) == 0 {
+		return true
+	}
 	r.mu.Lock()
-	q := r.queues[blockKey{x.c.db, string(key), k}]
+	q := r.queues[blockKey{x.c.db, string(key), k, shard}]
 	r.mu.Unlock()
 	return len(q) == 0 || q[0] == x.c
 }
@@ -161,7 +197,7 @@ func (x *Ctx) block(keys [][]byte, k shards.Kind, timeoutMs int64, nullBulk bool
 		b.deadline = time.Now().Add(time.Duration(timeoutMs) * time.Millisecond)
 	}
 	for _, key := range keys {
-		bk := blockKey{c.db, string(key), k}
+		bk := blockKey{c.db, string(key), k, x.ks.ShardOf(key)}
 		if !slices.Contains(b.keys, bk) {
 			b.keys = append(b.keys, bk)
 		}
@@ -177,6 +213,7 @@ func (r *blockRegistry) add(c *client, b *blockState) {
 	}
 	for _, bk := range b.keys {
 		r.queues[bk] = append(r.queues[bk], c)
+		r.waiting[bk.db*r.shardsPerDB+bk.shard].Add(1)
 	}
 	c.blocked = b
 	c.bwake.Store(false)
@@ -202,6 +239,7 @@ func (r *blockRegistry) remove(c *client) {
 			continue
 		}
 		q = slices.Delete(q, i, i+1)
+		r.waiting[bk.db*r.shardsPerDB+bk.shard].Add(-1)
 		if len(q) == 0 {
 			delete(r.queues, bk)
 			continue
@@ -223,15 +261,20 @@ func (r *blockRegistry) remove(c *client) {
 }
 
 // signal wakes the first waiter of each changed key. Called by end while
-// the execution holds the keys' shards.
-func (r *blockRegistry) signal(changes []changed) {
+// the execution holds the keys' shards (of which waitingOn found one with
+// waiters).
+func (r *blockRegistry) signal(s *Server, changes []changed) {
 	r.mu.Lock()
 	for _, ch := range changes {
 		if ch.flush || len(r.queues) == 0 {
 			continue
 		}
+		shard := s.dbs[ch.db].ShardOf(ch.key)
+		if r.waiters(ch.db, shard) == 0 {
+			continue
+		}
 		for _, k := range [...]shards.Kind{shards.KindList, shards.KindZSet} {
-			if q := r.queues[blockKey{ch.db, string(ch.key), k}]; len(q) > 0 {
+			if q := r.queues[blockKey{ch.db, string(ch.key), k, shard}]; len(q) > 0 {
 				q[0].wake()
 			}
 		}

@@ -351,8 +351,8 @@ func (s *Server) end(c *client, ex *execution) {
 		if s.track.n.Load() != 0 {
 			s.track.invalidate(c, ex.changed)
 		}
-		if s.blocked.n.Load() != 0 {
-			s.blocked.signal(ex.changed)
+		if s.blocked.n.Load() != 0 && s.blocked.waitingOn(&ex.locks) {
+			s.blocked.signal(s, ex.changed)
 		}
 		clear(ex.changed)
 		ex.changed = ex.changed[:0]

@@ -192,6 +192,7 @@ func New(cfg Config) (*Server, error) {
 		pubsubCommands(), scriptingCommands(),
 		cfg.extraCommands,
 	)
+	s.blocked.init(s.dbs)
 	s.stats.init(s.table)
 	s.initScripting()
 	return s, nil
