@@ -1,6 +1,7 @@
 package server
 
 import (
+	"math"
 	"math/big"
 	"slices"
 	"sync"
@@ -194,7 +195,11 @@ func (x *Ctx) block(keys [][]byte, k shards.Kind, timeoutMs int64, nullBulk bool
 		b.args[i] = arena[len(arena)-len(a) : len(arena) : len(arena)]
 	}
 	if timeoutMs > 0 {
-		b.deadline = time.Now().Add(time.Duration(timeoutMs) * time.Millisecond)
+		d := time.Duration(math.MaxInt64) // some 292 years: past it, as good as forever
+		if timeoutMs < math.MaxInt64/int64(time.Millisecond) {
+			d = time.Duration(timeoutMs) * time.Millisecond
+		}
+		b.deadline = time.Now().Add(d)
 	}
 	for _, key := range keys {
 		bk := blockKey{c.db, string(key), k, x.ks.ShardOf(key)}

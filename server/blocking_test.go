@@ -456,3 +456,19 @@ func TestBlockingPipelinedFlush(t *testing.T) {
 		}
 	})
 }
+
+// TestBlockingHugeTimeout: a timeout beyond time.Duration's range blocks
+// (it must not wrap around into the past).
+func TestBlockingHugeTimeout(t *testing.T) {
+	s, addr, _ := newTestServer(t)
+	rc := dialRaw(t, addr)
+	rc.send(encodeCommand("BLPOP", "huge", "1e13"))
+	waitBlockedN(t, s, 1)
+	if rc.pending() {
+		t.Fatal("BLPOP with a huge timeout answered at once")
+	}
+	dialRaw(t, addr).do("RPUSH", "huge", "x")
+	if r := rc.readReply(); r != "*2\r\n$4\r\nhuge\r\n$1\r\nx\r\n" {
+		t.Fatalf("BLPOP: %q", r)
+	}
+}
