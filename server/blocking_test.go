@@ -150,12 +150,23 @@ func TestBlockingClientGone(t *testing.T) {
 		rc.c.Close()
 		waitRegistryEmpty(t, s)
 
-		// Killed by the server (as CLIENT KILL and the output limit do).
+		// CLIENT KILL.
 		rc = dialRaw(t, addr)
-		id := rc.do("CLIENT", "ID")
+		id := strings.Trim(rc.do("CLIENT", "ID"), ":\r\n")
 		rc.send(encodeCommand("BRPOPLPUSH", "gone", "dst", "0"))
 		waitBlockedN(t, s, 1)
-		n, _ := strconv.ParseInt(strings.Trim(id, ":\r\n"), 10, 64)
+		if r := dialRaw(t, addr).do("CLIENT", "KILL", "ID", id); r != ":1\r\n" {
+			t.Fatalf("CLIENT KILL ID %s: %q", id, r)
+		}
+		rc.expectClosed()
+		waitRegistryEmpty(t, s)
+
+		// Killed by the server itself (as Close and the output limit do).
+		rc = dialRaw(t, addr)
+		id = strings.Trim(rc.do("CLIENT", "ID"), ":\r\n")
+		rc.send(encodeCommand("BZPOPMIN", "gonez", "0"))
+		waitBlockedN(t, s, 1)
+		n, _ := strconv.ParseInt(id, 10, 64)
 		c := s.clientByID(n)
 		if c == nil {
 			t.Fatal("no such client")
