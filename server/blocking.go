@@ -153,7 +153,7 @@ func (x *Ctx) mayServe(key []byte, k shards.Kind) bool {
 	if r.n.Load() == 0 || !x.mayBlock() {
 		return true
 	}
-	shard := x.ks.ShardOf(key)
+	shard := x.shardOf(key)
 	if r.waiters(x.c.db, shard) == 0 {
 		return true
 	}
@@ -202,7 +202,7 @@ func (x *Ctx) block(keys [][]byte, k shards.Kind, timeoutMs int64, nullBulk bool
 		b.deadline = time.Now().Add(d)
 	}
 	for _, key := range keys {
-		bk := blockKey{c.db, string(key), k, x.ks.ShardOf(key)}
+		bk := blockKey{c.db, string(key), k, x.shardOf(key)}
 		if !slices.Contains(b.keys, bk) {
 			b.keys = append(b.keys, bk)
 		}

@@ -46,6 +46,10 @@ func (x *Ctx) selected(key []byte) *shards.Map {
 	return x.ks
 }
 
+// shardOf is the index of key's shard in the selected database (no
+// access to the shard itself).
+func (x *Ctx) shardOf(key []byte) int { return x.ks.ShardOf(key) }
+
 // get returns the live entry of key in the selected database.
 func (x *Ctx) get(key []byte) (shards.Entry, bool) {
 	return x.selected(key).Get(key, x.now)
