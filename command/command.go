@@ -54,6 +54,9 @@ const (
 	// MayReplicate marks a command that reaches replicas without writing
 	// (PUBLISH): refused in read-only scripts like a write. Internal.
 	MayReplicate
+	// Blocking marks a command that may block the client until a key it
+	// names changes (BLPOP and its kin).
+	Blocking
 )
 
 // flagNames are the names COMMAND reports, in Redis's order.
@@ -62,7 +65,7 @@ var flagNames = [...]struct {
 	name string
 }{
 	{Write, "write"}, {Readonly, "readonly"}, {DenyOOM, "denyoom"},
-	{Admin, "admin"}, {NoScript, "noscript"}, {Random, "random"},
+	{Admin, "admin"}, {NoScript, "noscript"}, {Blocking, "blocking"}, {Random, "random"},
 	{Loading, "loading"}, {Stale, "stale"}, {Fast, "fast"},
 	{NoAuth, "no_auth"}, {AllowBusy, "allow_busy"},
 }

@@ -75,6 +75,14 @@ type client struct {
 	nsub    atomic.Int32
 	npsub   atomic.Int32
 
+	// Blocking commands (blocking.go). blocked is the connection's own;
+	// bwake and unblockReq are set by other connections to wake it,
+	// isBlocked is read by CLIENT LIST and CLIENT UNBLOCK.
+	blocked    *blockState
+	bwake      atomic.Bool
+	unblockReq atomic.Int32
+	isBlocked  atomic.Bool
+
 	// Shared with CLIENT LIST / INFO on other connections.
 	mu      sync.Mutex // guards name, libName, libVer
 	name    string
@@ -141,6 +149,7 @@ func (s *Server) serveConn(c *client) {
 		c.out.close()
 		c.unwatchAll()
 		c.unsubscribeAll()
+		c.leaveBlocked()
 		s.track.disable(c)
 		c.conn.Close()
 		s.removeClient(c)
@@ -190,6 +199,9 @@ func (c *client) serveStream() error {
 func (c *client) process() bool {
 	s := c.s
 	for !c.quit {
+		if c.blocked != nil && !c.serveBlocked() {
+			break // still blocked: the requests after it wait (blocking.go)
+		}
 		args, ok, err := c.rd.Next(!c.authed)
 		if err != nil {
 			var pe *resp.ProtocolError
@@ -225,7 +237,13 @@ func (c *client) process() bool {
 		c.rbs.Store(r)
 	}
 	c.releaseScriptLock()
-	return c.syncLog() && c.flush() && !c.quit
+	if !c.syncLog() || !c.flush() || c.quit {
+		return false
+	}
+	if c.blocked != nil {
+		c.armBlocked()
+	}
+	return true
 }
 
 // setMulti opens (m non-nil) or closes the client's MULTI block.
@@ -405,6 +423,9 @@ func (c *client) info(now int64) string {
 	}
 	if c.queued.Load() >= 0 {
 		flags += "x"
+	}
+	if c.isBlocked.Load() {
+		flags += "b"
 	}
 	redir := c.s.track.info(c, &flags)
 	if flags == "" {

@@ -145,6 +145,7 @@ func categories(c *Command) []string {
 		"read":  c.Has(command.Readonly),
 		"admin": c.Has(command.Admin), "dangerous": c.Has(command.Admin),
 		"fast": c.Has(command.Fast), "slow": !c.Has(command.Fast),
+		"blocking": c.Has(command.Blocking),
 	}
 	switch groupOf(c) {
 	case "string":

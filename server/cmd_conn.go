@@ -221,6 +221,9 @@ func clientSubcommands() []*Command {
 		{Name: "no-evict", Arity: 3, Flags: f | command.Admin, Args: "<ON|OFF>", Since: "7.0.0", Summary: "Sets the client eviction mode of the connection.", Handler: clientOnOff},
 		{Name: "no-touch", Arity: 3, Flags: f, Args: "<ON|OFF>", Since: "7.2.0", Summary: "Controls whether commands sent by the client affect the LRU/LFU of accessed keys.", Handler: clientOnOff},
 		{Name: "help", Arity: 2, Flags: f, Since: "5.0.0", Summary: "Returns helpful text about the different subcommands.", Handler: subcommandHelp},
+		{Name: "kill", Arity: -3, Flags: f | command.Admin, Args: "<ip:port> | [ID <client-id>] [TYPE <NORMAL|MASTER|SLAVE|REPLICA|PUBSUB>] [USER <username>] [ADDR <ip:port>] [LADDR <ip:port>] [SKIPME <YES|NO>]",
+			Since: "2.4.0", Summary: "Terminates open connections.", Handler: clientKill},
+		{Name: "unblock", Arity: -3, Flags: f | command.Admin, Args: "<client-id> [TIMEOUT|ERROR]", Since: "5.0.0", Summary: "Unblocks a client blocked by a blocking command from a different connection.", Handler: clientUnblock},
 	}
 	return append(rows, trackingSubcommands(f)...)
 }
@@ -364,4 +367,133 @@ func (s *Server) clientsSnapshot() []*client {
 	s.mu.Unlock()
 	slices.SortFunc(out, func(a, b *client) int { return cmp.Compare(a.id, b.id) })
 	return out
+}
+
+// clientUnblock is CLIENT UNBLOCK client-id [TIMEOUT|ERROR]: the blocked
+// client answers its command's timeout reply, or an UNBLOCKED error
+// (blocking.go). 1 if the client was blocked, else 0.
+func clientUnblock(x *Ctx) {
+	if len(x.args) > 4 {
+		x.w.Error("ERR unknown subcommand or wrong number of arguments for '" + string(x.args[1]) + "'. Try CLIENT HELP.")
+		return
+	}
+	how := int32(unblockTimeout)
+	if len(x.args) == 4 {
+		switch {
+		case isKeyword(x.args[3], "timeout"):
+		case isKeyword(x.args[3], "error"):
+			how = unblockError
+		default:
+			x.w.Error("ERR CLIENT UNBLOCK reason should be TIMEOUT or ERROR")
+			return
+		}
+	}
+	id, ok := resp.ParseInt(x.args[2])
+	if !ok {
+		x.w.Error(errNotInt)
+		return
+	}
+	if tc := x.s.clientByID(id); tc != nil && x.s.blocked.unblock(tc, how) {
+		x.w.Int(1)
+		return
+	}
+	x.w.Int(0)
+}
+
+// clientKill is CLIENT KILL ip:port (OK, or an error when no client has
+// that address; the caller may kill itself) and CLIENT KILL with filters
+// (ID, TYPE, USER, ADDR, LADDR, SKIPME; every one must match; the caller
+// is skipped unless SKIPME no), which replies how many it killed. Another
+// connection is ended with kill (its loop closes it, a blocked one leaves
+// the blocked-client registry); the caller closes after its reply.
+func clientKill(x *Ctx) {
+	args := x.args[2:]
+	var (
+		id          int64
+		typ         string
+		addr, laddr string
+		hasAddr     bool
+		hasLaddr    bool
+		skipme      = true
+	)
+	oldForm := len(args) == 1
+	switch {
+	case oldForm:
+		addr, hasAddr, skipme = string(args[0]), true, false
+	case len(args)%2 != 0:
+		x.w.Error(errSyntax)
+		return
+	}
+	for i := 0; !oldForm && i < len(args); i += 2 {
+		val := args[i+1]
+		switch opt := args[i]; {
+		case isKeyword(opt, "id"):
+			n, ok := resp.ParseInt(val)
+			if !ok || n < 1 {
+				x.w.Error("ERR client-id should be greater than 0")
+				return
+			}
+			id = n
+		case isKeyword(opt, "type"):
+			typ = strings.ToLower(string(val))
+			switch typ {
+			case "normal", "pubsub", "master", "replica", "slave":
+			default:
+				x.w.Error("ERR Unknown client type '" + string(val) + "'")
+				return
+			}
+		case isKeyword(opt, "user"):
+			if string(val) != "default" {
+				x.w.Error("ERR No such user '" + string(val) + "'")
+				return
+			}
+		case isKeyword(opt, "addr"):
+			addr, hasAddr = string(val), true
+		case isKeyword(opt, "laddr"):
+			laddr, hasLaddr = string(val), true
+		case isKeyword(opt, "skipme"):
+			switch {
+			case isKeyword(val, "yes"):
+				skipme = true
+			case isKeyword(val, "no"):
+				skipme = false
+			default:
+				x.w.Error(errSyntax)
+				return
+			}
+		default:
+			x.w.Error(errSyntax)
+			return
+		}
+	}
+	killed := int64(0)
+	self := false
+	for _, cl := range x.s.clientsSnapshot() {
+		switch {
+		case id != 0 && cl.id != id,
+			typ == "master" || typ == "replica" || typ == "slave", // none here
+			typ != "" && (cl.nsub.Load()+cl.npsub.Load() > 0) != (typ == "pubsub"),
+			hasAddr && cl.addr != addr,
+			hasLaddr && cl.laddr != laddr,
+			cl == x.c && skipme:
+			continue
+		}
+		killed++
+		if cl == x.c {
+			self = true
+		} else {
+			cl.kill()
+		}
+	}
+	switch {
+	case oldForm && killed == 0:
+		x.w.Error("ERR No such client")
+	case oldForm:
+		x.w.OK()
+	default:
+		x.w.Int(killed)
+	}
+	if self {
+		x.c.quit = true // after this reply, as Redis
+	}
 }

@@ -128,9 +128,15 @@ func cmdPop(x *Ctx) {
 		x.w.Array(0)
 		return
 	}
+	popList(x, args[1], l, x.cmd.Name[0] == 'l', count, withCount)
+}
+
+// popList replies up to count elements of the list l at key, from the head
+// (head) or the tail, as an array when array, else as bulk strings without
+// a header, and removes them.
+func popList(x *Ctx, key []byte, l *coll.List, head bool, count int64, array bool) {
 	count = min(count, int64(l.Len()))
-	head := x.cmd.Name[0] == 'l'
-	if withCount {
+	if array {
 		x.w.Array(int(count))
 	}
 	from := 0
@@ -148,7 +154,7 @@ func cmdPop(x *Ctx) {
 		op = coll.OpRPop
 	}
 	var buf [20]byte
-	x.change(args[1], op, x.opArgs(x.opBytes(decimal(buf[:], count))))
+	x.change(key, op, x.opArgs(x.opBytes(decimal(buf[:], count))))
 }
 
 // listRange normalises start and stop as Redis's LRANGE does; ok is false
@@ -445,6 +451,13 @@ func cmdLMove(x *Ctx) {
 		x.w.Null()
 		return
 	}
+	moveList(x, src, dst, l, fromLeft, toLeft)
+}
+
+// moveList moves an element of the list l at src, its head when fromLeft,
+// to the head (toLeft) or tail of the list at dst, and replies it; or
+// replies WRONGTYPE when dst holds another type.
+func moveList(x *Ctx, src, dst []byte, l *coll.List, fromLeft, toLeft bool) {
 	if _, _, ok := x.readList(dst); !ok {
 		return
 	}

@@ -725,19 +725,27 @@ func cmdZPop(x *Ctx) {
 		return
 	}
 	n := int(min(count, int64(z.Len())))
-	fromMax := x.cmd.Name == "zpopmax"
 	if single {
 		x.w.Array(2)
 	} else {
 		pairsHeader(x, n)
 	}
-	z.Walk(0, n, fromMax, func(m []byte, s float64) bool {
+	popZSet(x, key, z, x.cmd.Name == "zpopmax", n, func(m []byte, s float64) {
 		if single {
 			x.w.Bulk(m)
 			replyScore(x, s)
 		} else {
 			replyPair(x, m, s)
 		}
+	})
+}
+
+// popZSet removes the n (at most z.Len()) lowest-scoring members of the
+// sorted set z at key, or the highest when fromMax, calling each for every
+// one, in that order, first.
+func popZSet(x *Ctx, key []byte, z *coll.ZSet, fromMax bool, n int, each func(m []byte, s float64)) {
+	z.Walk(0, n, fromMax, func(m []byte, s float64) bool {
+		each(m, s)
 		return true
 	})
 	a, b := 0, n-1
@@ -745,7 +753,7 @@ func cmdZPop(x *Ctx) {
 		a, b = z.Len()-n, z.Len()-1
 	}
 	var ba, bb [20]byte
-	x.change(key, coll.OpZRemRangeByRank, [][]byte{strconv.AppendInt(ba[:0], int64(a), 10), strconv.AppendInt(bb[:0], int64(b), 10)})
+	x.change(key, coll.OpZRemRangeByRank, x.opArgs(x.opBytes(strconv.AppendInt(ba[:0], int64(a), 10)), x.opBytes(strconv.AppendInt(bb[:0], int64(b), 10))))
 }
 
 // cmdZScan is ZSCAN key cursor [MATCH pattern] [COUNT count]. Every

@@ -33,6 +33,11 @@ import (
 // line of just "<" (after the prefixes) sends nothing and reads the next
 // reply that connection receives (a message, an invalidation).
 //
+// For blocking commands: a "> " prefix (after the others) sends the
+// command and reads nothing (a later "<" line reads its reply), and a line
+// "!blocked N" waits, on both servers, until INFO reports N blocked
+// clients (so that the next line runs after the blocking command blocked).
+//
 // Without redis-server on PATH the test is skipped, unless
 // TURNSTILE_REQUIRE_REDIS=1 (CI sets it), which makes that a failure.
 func TestCompatWithRedis(t *testing.T) {
@@ -61,9 +66,21 @@ func runCompatScript(t *testing.T, path, redisAddr, tsAddr string) {
 		}
 	}
 	named := map[string][2]*rawConn{"": {want, got}}
+	var control [2]*rawConn // for "!blocked N", opened on first use
 	for i, line := range strings.Split(string(data), "\n") {
 		line = strings.TrimRight(line, "\r")
 		if strings.TrimSpace(line) == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		if n, ok := strings.CutPrefix(line, "!blocked "); ok {
+			if control[0] == nil {
+				control = [2]*rawConn{dialRaw(t, redisAddr), dialRaw(t, tsAddr)}
+			}
+			for j, c := range control {
+				if !waitBlocked(c, strings.TrimSpace(n)) {
+					t.Fatalf("%s:%d: %s: blocked_clients never became %s", filepath.Base(path), i+1, [2]string{"redis", "turnstile"}[j], n)
+				}
+			}
 			continue
 		}
 		want, got := named[""][0], named[""][1]
@@ -78,6 +95,10 @@ func runCompatScript(t *testing.T, path, redisAddr, tsAddr string) {
 		mode := byte('=')
 		if len(line) > 2 && (line[0] == '~' || line[0] == '?' || line[0] == 's') && line[1] == ' ' {
 			mode, line = line[0], line[2:]
+		}
+		sendOnly := false
+		if rest, ok := strings.CutPrefix(line, "> "); ok {
+			sendOnly, line = true, rest
 		}
 		if line == "<" {
 			rw, rg := want.readReply(), got.readReply()
@@ -94,6 +115,11 @@ func runCompatScript(t *testing.T, path, redisAddr, tsAddr string) {
 		for j, a := range args {
 			strs[j] = string(a)
 		}
+		if sendOnly {
+			want.send(encodeCommand(strs...))
+			got.send(encodeCommand(strs...))
+			continue
+		}
 		rw, rg := want.do(strs...), got.do(strs...)
 		if !repliesMatch(mode, rw, rg) {
 			t.Errorf("%s:%d: %s\n redis:     %q\n turnstile: %q", filepath.Base(path), i+1, line, rw, rg)
@@ -106,6 +132,19 @@ func runCompatScript(t *testing.T, path, redisAddr, tsAddr string) {
 			t.Errorf("%s: connection %q: redis sent replies the script did not read", filepath.Base(path), name)
 		}
 	}
+}
+
+// waitBlocked waits, at most 5 s, until the server's INFO clients reports
+// want blocked clients.
+func waitBlocked(c *rawConn, want string) bool {
+	deadline := time.Now().Add(5 * time.Second)
+	for time.Now().Before(deadline) {
+		if strings.Contains(c.do("INFO", "clients"), "\r\nblocked_clients:"+want+"\r\n") {
+			return true
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+	return false
 }
 
 // pending reports whether a reply arrives within 50 ms without a request.

@@ -132,6 +132,11 @@ func (c *client) serveRaw(rc syscall.RawConn) error {
 			if !c.woken() {
 				return net.ErrClosed
 			}
+			// A blocked client's wake-up or timeout (blocking.go): its
+			// command runs again, then the requests queued behind it.
+			if c.blocked != nil && !c.process() {
+				return nil
+			}
 		case err == nil:
 			return nil
 		default:
@@ -151,13 +156,20 @@ func (c *client) armRecheck() error {
 		return nil
 	}
 	c.recheckAt = now.Add(idleRecheck)
-	if err := c.conn.SetReadDeadline(c.recheckAt); err != nil {
+	d := c.recheckAt
+	if b := c.blocked; b != nil && !b.deadline.IsZero() && b.deadline.Before(d) {
+		d = b.deadline // a blocked client's timeout comes first
+	}
+	if err := c.conn.SetReadDeadline(d); err != nil {
 		return err
 	}
 	// kill sets its flag before its deadline: if this deadline replaced
 	// kill's, the flag is already visible here.
 	if c.killed.Load() {
 		return net.ErrClosed
+	}
+	if c.blocked != nil && c.wakePending() { // likewise a blocked client's wake-up
+		c.conn.SetReadDeadline(time.Unix(1, 0))
 	}
 	return nil
 }

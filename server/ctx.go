@@ -46,6 +46,10 @@ func (x *Ctx) selected(key []byte) *shards.Map {
 	return x.ks
 }
 
+// shardOf is the index of key's shard in the selected database (no
+// access to the shard itself).
+func (x *Ctx) shardOf(key []byte) int { return x.ks.ShardOf(key) }
+
 // get returns the live entry of key in the selected database.
 func (x *Ctx) get(key []byte) (shards.Entry, bool) {
 	return x.selected(key).Get(key, x.now)
@@ -144,8 +148,8 @@ func (x *Ctx) dbSize() int64 {
 // record queues an effect on the execution, and counts the change.
 func (x *Ctx) record(e persistence.Effect) {
 	x.s.dirty.Add(1)
-	if x.s.track.n.Load() != 0 { // a client tracks: note the change for invalidation
-		x.noteChange(e.Op, e.Key)
+	if x.s.hooks.Load() != 0 { // a client tracks or is blocked: note the change
+		x.noteChange(e.Op, e.DB, e.Key)
 	}
 	if x.s.dur != nil {
 		x.ex.effects = append(x.ex.effects, e)

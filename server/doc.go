@@ -74,6 +74,16 @@
 //     ERR internal error, and what it changed before the panic is still
 //     committed by end, so the log never disagrees with memory.
 //
+// # Blocking commands
+//
+// BLPOP and its kin (blocking.go) keep the contract: a command that finds
+// its keys empty registers its client as a waiter inside its execution
+// and answers nothing; the connection then waits in its ordinary read loop
+// (no goroutine of its own), and each wake-up (a change to a key it waits
+// on, noted by Ctx.record and signalled by end) runs the command again as
+// a new execution, with its own now, locks and effects. Inside EXEC and
+// scripts they never block.
+//
 // # Durability
 //
 // Durability (durability.go) is the seam between the server and whatever
@@ -101,7 +111,9 @@
 //
 //   - The script lock (scripting.mu): one script at a time. Taken before
 //     any shard lock, by EVAL outside MULTI and by an EXEC whose queue holds
-//     a script; SCRIPT LOAD, EXISTS and FLUSH take it alone.
+//     a script, and released after the unit's end (the effects may point
+//     into the engine's argument arena, which the next script reuses);
+//     SCRIPT LOAD, EXISTS and FLUSH take it alone.
 //   - Shard locks: only executions (exec.go), connection teardown
 //     (unwatchAll, one shard at a time, holding none) and background work
 //     (active expiry, dumps, ApplyEffect: one shard at a time) take them.
@@ -110,6 +122,10 @@
 //     freezes the keyspace under every shard lock (freeze, persist.go), so
 //     that it switches to its new incremental file at the dump's instant
 //     and each effect is in exactly one of the new base and the new file.
+//   - The blocked-client registry's mutex (blockRegistry.mu, blocking.go)
+//     is taken while holding shard locks (a blocking command registering,
+//     end waking waiters), never the other way round; it is held only for
+//     map updates and wake-ups, which do not block.
 //   - Server.mu guards the listener and the client registry; it is never
 //     held while a shard lock is taken.
 //   - A client's own fields belong to its connection goroutine; the fields

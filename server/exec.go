@@ -33,10 +33,11 @@ type execution struct {
 	// of the shards the unit holds.
 	readsAll bool
 	// changed lists the keys the unit changed, for client-side caching
-	// invalidation (tracking.go); noted by Ctx.record only while a client
-	// tracks, sent by end.
+	// invalidation (tracking.go) and for waking blocked clients
+	// (blocking.go); noted by Ctx.record only while a client tracks or is
+	// blocked, acted on by end.
 	changed []changed
-	lockBuf [8]lockItem // backing store of locks.items for small units
+	lockBuf      [8]lockItem // backing store of locks.items for small units
 	// opArgs and opBytes hold the arguments handlers build for the ops
 	// they log (Ctx.opArgs): they live until end has appended the effects,
 	// and are reused by the next unit, so building an op allocates nothing.
@@ -293,13 +294,23 @@ func (s *Server) call(c *client, cmd *Command, args [][]byte) {
 	if ex.locks.grow > 0 && !ex.locks.roomForAll(s) && !s.roomForNew(ex.now, c.db, []queued{{cmd, args}}) {
 		c.w.Error(errShardFull)
 		s.end(c, ex)
+		if c.blocked != nil { // a blocked command's retry: the error ends the block
+			s.blocked.remove(c)
+		}
 		s.stats.reject(cmd)
 		return
 	}
 	x := &c.ctx
 	x.init(s, c, cmd, args, ex)
+	mark := c.w.Len()
 	failed := s.run(x)
 	s.end(c, ex)
+	if c.blocked != nil { // blocking.go
+		if c.w.Len() == mark {
+			return // blocked, or still blocked: counted when the block ends
+		}
+		s.blocked.remove(c) // a blocked command answered: the block is over
+	}
 	// Command time for INFO commandstats is sampled (one call in
 	// timingSample, scaled up): reading the clock twice per command costs
 	// more than the fastest commands themselves.
@@ -337,10 +348,18 @@ func (s *Server) run(x *Ctx) (failed bool) {
 // made to wait for the marks of every shard it read (its own writes and
 // anyone else's it saw), and only then are the locks released. The
 // invalidations for client-side caching are queued before the unlock too,
-// so a client that read a changed key before the change hears of it.
+// so a client that read a changed key before the change hears of it, and
+// so are the wake-ups of clients blocked on a changed key (blocking.go),
+// which registered under the same shard locks. An EVAL's script lock is
+// released last.
 func (s *Server) end(c *client, ex *execution) {
 	if len(ex.changed) > 0 {
-		s.track.invalidate(c, ex.changed)
+		if s.track.n.Load() != 0 {
+			s.track.invalidate(c, ex.changed)
+		}
+		if s.blocked.n.Load() != 0 && s.blocked.waitingOn(&ex.locks) {
+			s.blocked.signal(s, ex.changed)
+		}
 		clear(ex.changed)
 		ex.changed = ex.changed[:0]
 	}

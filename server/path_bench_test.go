@@ -59,6 +59,33 @@ func BenchmarkThrottlePath(b *testing.B) {
 	}
 }
 
+// BenchmarkThrottlePathBlocked is BenchmarkThrottlePath while another
+// client is blocked in BLPOP (as a queue worker usually is): every write
+// then notes its changed key and checks its shard's waiters.
+func BenchmarkThrottlePathBlocked(b *testing.B) {
+	s, c := newPathClient(b)
+	c1, c2 := net.Pipe()
+	b.Cleanup(func() { c1.Close(); c2.Close() })
+	w := newClient(s, c1)
+	feed(b, s, w, []byte(encodeCommand("BLPOP", "jobs", "0")))
+	if w.blocked == nil {
+		b.Fatal("the worker did not block")
+	}
+	const nkeys = 1024
+	reqs := make([][]byte, nkeys)
+	for i := range reqs {
+		reqs[i] = []byte(encodeCommand("CL.THROTTLE", "user:"+strconv.Itoa(i), "15", "30", "60"))
+	}
+	for _, r := range reqs {
+		feed(b, s, c, r)
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		feed(b, s, c, reqs[i%nkeys])
+	}
+}
+
 // feed runs one request through the client's reader, the dispatcher and
 // the durability wait, and drops the reply, as the connection loop does
 // minus the socket.

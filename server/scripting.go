@@ -17,8 +17,11 @@ import (
 // scripting is the server's side of Lua scripting (package script).
 //
 // One script runs at a time, as in Redis: mu, the script lock, is held
-// from before a script's shard locks are taken until it returns. That is
-// what lets a script reach keys it did not declare: holding mu, it may
+// from before a script's shard locks are taken until its execution has
+// ended (its effects, appended by end, may point into the engine's
+// argument arena, which the next script reuses): a connection holds it
+// (acquireScriptLock) until its next command that is not a script, or
+// the end of its pipelined batch, both after end. That is what lets a script reach keys it did not declare: holding mu, it may
 // wait for any shard while holding others (lockSet.escalate), because no
 // other unit waits for a shard while holding one (lockSet.lock) and no
 // other script runs. Commands that are not scripts do not take mu: they

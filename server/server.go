@@ -140,8 +140,13 @@ type Server struct {
 	dur    Durability   // nil: writes are not logged
 
 	persist persistState
-	pubsub  pubsub                // channel and pattern subscriptions (pubsub.go)
-	track   tracker               // client-side caching (tracking.go)
+	pubsub  pubsub        // channel and pattern subscriptions (pubsub.go)
+	track   tracker       // client-side caching (tracking.go)
+	blocked blockRegistry // clients blocked on keys (blocking.go)
+	// hooks counts the clients that hear of changed keys: those with
+	// tracking on plus the blocked ones. Ctx.record notes changes only
+	// while it is not 0 (its one atomic load).
+	hooks   atomic.Int32
 	scripts scripting             // Lua scripts (scripting.go)
 	loadErr atomic.Pointer[error] // why loading failed, if it did
 	ready   chan struct{}         // closed once the dataset is loaded
@@ -187,10 +192,11 @@ func New(cfg Config) (*Server, error) {
 	s.table = newTable(
 		connectionCommands(), serverCommands(), transactionCommands(),
 		stringCommands(), keyCommands(), objectCommands(), throttleCommands(), persistCommands(),
-		setCommands(), hashCommands(), zsetCommands(), listCommands(), streamCommands(),
+		setCommands(), hashCommands(), zsetCommands(), listCommands(), blockingCommands(), streamCommands(),
 		pubsubCommands(), scriptingCommands(),
 		cfg.extraCommands,
 	)
+	s.blocked.init(s.dbs)
 	s.stats.init(s.table)
 	s.initScripting()
 	return s, nil

@@ -69,12 +69,14 @@ type trackState struct {
 // changed is a change noted for invalidation: a key, or a flush.
 type changed struct {
 	key   []byte
+	db    int // the key's database (tracking ignores it, as Redis does)
 	flush bool
 }
 
-// noteChange is record's hook, called only while some client tracks
-// (record tests tracker.n, one atomic load, first).
-func (x *Ctx) noteChange(op persistence.Op, key []byte) {
+// noteChange is record's hook, called only while some client tracks or
+// is blocked (record tests Server.hooks, one atomic load, first): end
+// hands the notes to tracker.invalidate and blockRegistry.signal.
+func (x *Ctx) noteChange(op persistence.Op, db int, key []byte) {
 	switch op {
 	case persistence.OpFlushDB, persistence.OpFlushAll:
 		// FLUSHALL flushes database by database: one null invalidation.
@@ -82,7 +84,7 @@ func (x *Ctx) noteChange(op persistence.Op, key []byte) {
 			x.ex.changed = append(x.ex.changed, changed{flush: true})
 		}
 	default:
-		x.ex.changed = append(x.ex.changed, changed{key: key})
+		x.ex.changed = append(x.ex.changed, changed{key: key, db: db})
 	}
 }
 
@@ -128,6 +130,7 @@ func (t *tracker) disable(c *client) {
 	c.trk = trackState{}
 	delete(t.clients, c.id)
 	t.n.Add(-1)
+	c.s.hooks.Add(-1)
 	t.mu.Unlock()
 }
 
@@ -413,6 +416,7 @@ func clientTracking(x *Ctx) {
 			t.bcast++
 		}
 		t.n.Add(1)
+		x.s.hooks.Add(1)
 	}
 	old := cur.prefixes
 	*cur = trackState{on: true, bcast: bcast, optin: optin, optout: optout, noloop: noloop,

@@ -1,0 +1,259 @@
+package server
+
+import (
+	"github.com/turnstile/turnstile/coll"
+	"github.com/turnstile/turnstile/command"
+	"github.com/turnstile/turnstile/resp"
+	"github.com/turnstile/turnstile/shards"
+)
+
+// The blocking list and sorted-set commands (see blocking.go for how a
+// client blocks), and LMPOP and ZMPOP, the non-blocking forms of BLMPOP and
+// BZMPOP.
+
+func blockingCommands() []*Command {
+	const (
+		w  = command.Write
+		bl = command.Write | command.NoScript | command.Blocking
+	)
+	keys := func(c *Command, first, last int) *Command {
+		c.FirstKey, c.LastKey, c.Step = first, last, 1
+		return c
+	}
+	return []*Command{
+		keys(&Command{Name: "blpop", Arity: -3, Flags: bl, Group: "list", Since: "2.0.0",
+			Summary: "Removes and returns the first element in a list. Blocks until an element is available otherwise. Deletes the list if the last element was popped.", Handler: cmdBPop}, 1, -2),
+		keys(&Command{Name: "brpop", Arity: -3, Flags: bl, Group: "list", Since: "2.0.0",
+			Summary: "Removes and returns the last element in a list. Blocks until an element is available otherwise. Deletes the list if the last element was popped.", Handler: cmdBPop}, 1, -2),
+		keys(&Command{Name: "brpoplpush", Arity: 4, Flags: bl | command.DenyOOM | command.AddsKeys, Group: "list", Since: "2.2.0",
+			Summary: "Pops an element from a list, pushes it to another list and returns it. Block until an element is available otherwise. Deletes the list if the last element was popped.", Handler: cmdBLMove}, 1, 2),
+		keys(&Command{Name: "blmove", Arity: 6, Flags: bl | command.DenyOOM | command.AddsKeys, Group: "list", Since: "6.2.0",
+			Summary: "Pops an element from a list, pushes it to another list and returns it. Blocks until an element is available otherwise. Deletes the list if the last element was moved.", Handler: cmdBLMove}, 1, 2),
+		{Name: "lmpop", Arity: -4, Flags: w, Group: "list", Since: "7.0.0", Locks: numKeysLocks(1),
+			Summary: "Returns multiple elements from a list after removing them. Deletes the list if the last element was popped.", Handler: cmdMPop},
+		{Name: "blmpop", Arity: -5, Flags: w | command.Blocking, Group: "list", Since: "7.0.0", Locks: numKeysLocks(2),
+			Summary: "Pops the first element from one of multiple lists. Blocks until an element is available otherwise. Deletes the list if the last element was popped.", Handler: cmdMPop},
+		keys(&Command{Name: "bzpopmin", Arity: -3, Flags: bl | command.Fast, Group: "sorted-set", Since: "5.0.0",
+			Summary: "Removes and returns the member with the lowest score from one or more sorted sets. Blocks until a member is available otherwise. Deletes the sorted set if the last element was popped.", Handler: cmdBZPop}, 1, -2),
+		keys(&Command{Name: "bzpopmax", Arity: -3, Flags: bl | command.Fast, Group: "sorted-set", Since: "5.0.0",
+			Summary: "Removes and returns the member with the highest score from one or more sorted sets. Blocks until a member available otherwise.  Deletes the sorted set if the last element was popped.", Handler: cmdBZPop}, 1, -2),
+		{Name: "zmpop", Arity: -4, Flags: w, Group: "sorted-set", Since: "7.0.0", Locks: numKeysLocks(1),
+			Summary: "Returns the highest- or lowest-scoring members from one or more sorted sets after removing them. Deletes the sorted set if the last member was popped.", Handler: cmdMPop},
+		{Name: "bzmpop", Arity: -5, Flags: w | command.Blocking, Group: "sorted-set", Since: "7.0.0", Locks: numKeysLocks(2),
+			Summary: "Removes and returns a member by score from one or more sorted sets. Blocks until a member is available otherwise. Deletes the sorted set if the last element was popped.", Handler: cmdMPop},
+	}
+}
+
+// numKeysLocks names the keys of a command whose numkeys argument is at
+// position at, when numkeys is valid (otherwise the command fails before
+// reading any key).
+func numKeysLocks(at int) func(args [][]byte, db, ndb int, add func(int, []byte)) {
+	return func(args [][]byte, db, _ int, add func(int, []byte)) {
+		n, ok := resp.ParseInt(args[at])
+		if !ok || n < 1 || n > int64(len(args)-at-1) {
+			return
+		}
+		for _, k := range args[at+1 : at+1+int(n)] {
+			add(db, k)
+		}
+	}
+}
+
+// readWaited is readValue for a blocking command: when it runs again for a
+// blocked client, a key holding another type counts as missing (Redis 7.0
+// keeps the client blocked) instead of being WRONGTYPE.
+func readWaited[T coll.Value](x *Ctx, key []byte, k shards.Kind) (v T, found, ok bool) {
+	if x.retrying() {
+		e, found := x.get(key)
+		if !found || e.Kind != k {
+			return v, false, true
+		}
+		return e.Obj.(T), true, true
+	}
+	return readValue[T](x, key, k)
+}
+
+// cmdBPop is BLPOP and BRPOP key [key ...] timeout.
+func cmdBPop(x *Ctx) {
+	args := x.args
+	timeout, ok := parseTimeout(x, args[len(args)-1])
+	if !ok {
+		return
+	}
+	keys := args[1 : len(args)-1]
+	for _, key := range keys {
+		l, found, ok := readWaited[*coll.List](x, key, shards.KindList)
+		if !ok {
+			return
+		}
+		if found && x.mayServe(key, shards.KindList) {
+			x.w.Array(2)
+			x.w.Bulk(key)
+			popList(x, key, l, x.cmd.Name == "blpop", 1, false)
+			return
+		}
+	}
+	x.block(keys, shards.KindList, timeout, false)
+}
+
+// cmdBLMove is BRPOPLPUSH source destination timeout and BLMOVE source
+// destination LEFT|RIGHT LEFT|RIGHT timeout.
+func cmdBLMove(x *Ctx) {
+	args := x.args
+	fromLeft, toLeft := false, true // BRPOPLPUSH
+	if x.cmd.Name == "blmove" {
+		var ok1, ok2 bool
+		fromLeft, ok1 = side(args[3])
+		toLeft, ok2 = side(args[4])
+		if !ok1 || !ok2 {
+			x.w.Error(errSyntax)
+			return
+		}
+	}
+	timeout, ok := parseTimeout(x, args[len(args)-1])
+	if !ok {
+		return
+	}
+	src, dst := args[1], args[2]
+	l, found, ok := readWaited[*coll.List](x, src, shards.KindList)
+	if !ok {
+		return
+	}
+	if !found || !x.mayServe(src, shards.KindList) {
+		x.block(args[1:2], shards.KindList, timeout, true)
+		return
+	}
+	moveList(x, src, dst, l, fromLeft, toLeft)
+}
+
+// cmdBZPop is BZPOPMIN and BZPOPMAX key [key ...] timeout.
+func cmdBZPop(x *Ctx) {
+	args := x.args
+	timeout, ok := parseTimeout(x, args[len(args)-1])
+	if !ok {
+		return
+	}
+	keys := args[1 : len(args)-1]
+	for _, key := range keys {
+		z, found, ok := readWaited[*coll.ZSet](x, key, shards.KindZSet)
+		if !ok {
+			return
+		}
+		if found && x.mayServe(key, shards.KindZSet) {
+			x.w.Array(3)
+			x.w.Bulk(key)
+			popZSet(x, key, z, x.cmd.Name == "bzpopmax", 1, func(m []byte, s float64) {
+				x.w.Bulk(m)
+				replyScore(x, s)
+			})
+			return
+		}
+	}
+	x.block(keys, shards.KindZSet, timeout, false)
+}
+
+// cmdMPop is LMPOP numkeys key [key ...] LEFT|RIGHT [COUNT count], ZMPOP
+// numkeys key [key ...] MIN|MAX [COUNT count], and their blocking forms
+// BLMPOP and BZMPOP, which take a timeout first. The reply names the first
+// key that has elements and lists those popped from it: the elements, or
+// the (member, score) pairs.
+func cmdMPop(x *Ctx) {
+	args := x.args
+	blocking := x.cmd.Name[0] == 'b'
+	list := x.cmd.Name == "lmpop" || x.cmd.Name == "blmpop"
+	at := 1 // numkeys
+	if blocking {
+		at = 2
+	}
+	n, ok := resp.ParseInt(args[at])
+	if !ok || n < 1 {
+		x.w.Error("ERR numkeys should be greater than 0")
+		return
+	}
+	if n >= int64(len(args)-at-1) { // no room for the direction
+		x.w.Error(errSyntax)
+		return
+	}
+	keys := args[at+1 : at+1+int(n)]
+	where := args[at+1+int(n)]
+	var first bool // LEFT or MIN
+	switch {
+	case list:
+		first, ok = side(where)
+	case isKeyword(where, "min"):
+		first, ok = true, true
+	case isKeyword(where, "max"):
+		first, ok = false, true
+	default:
+		ok = false
+	}
+	if !ok {
+		x.w.Error(errSyntax)
+		return
+	}
+	count := int64(-1)
+	for j := at + 2 + int(n); j < len(args); j++ {
+		if count != -1 || !isKeyword(args[j], "count") || j+1 >= len(args) {
+			x.w.Error(errSyntax)
+			return
+		}
+		j++
+		if count, ok = resp.ParseInt(args[j]); !ok || count < 1 {
+			x.w.Error("ERR count should be greater than 0")
+			return
+		}
+	}
+	count = max(count, 1)
+	var timeout int64
+	if blocking {
+		if timeout, ok = parseTimeout(x, args[1]); !ok {
+			return
+		}
+	}
+	kind := shards.KindZSet
+	if list {
+		kind = shards.KindList
+	}
+	for _, key := range keys {
+		var (
+			l           *coll.List
+			z           *coll.ZSet
+			found, good bool
+		)
+		switch {
+		case list && blocking:
+			l, found, good = readWaited[*coll.List](x, key, kind)
+		case list:
+			l, found, good = x.readList(key)
+		case blocking:
+			z, found, good = readWaited[*coll.ZSet](x, key, kind)
+		default:
+			z, found, good = x.readZSet(key)
+		}
+		if !good {
+			return
+		}
+		if !found || (blocking && !x.mayServe(key, kind)) {
+			continue
+		}
+		x.w.Array(2)
+		x.w.Bulk(key)
+		if list {
+			popList(x, key, l, first, count, true)
+			return
+		}
+		k := int(min(count, int64(z.Len())))
+		x.w.Array(k)
+		popZSet(x, key, z, !first, k, func(m []byte, s float64) {
+			x.w.Array(2)
+			x.w.Bulk(m)
+			replyScore(x, s)
+		})
+		return
+	}
+	if blocking {
+		x.block(keys, kind, timeout, false)
+		return
+	}
+	x.w.NullArray()
+}
