@@ -37,7 +37,7 @@ type execution struct {
 	// (blocking.go); noted by Ctx.record only while a client tracks or is
 	// blocked, acted on by end.
 	changed []changed
-	lockBuf      [8]lockItem // backing store of locks.items for small units
+	lockBuf [8]lockItem // backing store of locks.items for small units
 	// opArgs and opBytes hold the arguments handlers build for the ops
 	// they log (Ctx.opArgs): they live until end has appended the effects,
 	// and are reused by the next unit, so building an op allocates nothing.
