@@ -92,6 +92,13 @@ func run(csvPath, metaPath, cmdPath, dir string) error {
 		}
 	}
 	md := markdown(res, m, cmds, charts)
+	// The scripting part (bench/scripts.sh, issue 11) writes its own table,
+	// SCRIPTS.md; it is appended when present, under a heading of its own.
+	if scripts, err := os.ReadFile(filepath.Join(dir, "SCRIPTS.md")); err == nil {
+		md += "\n#" + string(scripts)
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
 	// The maintainers' reading of missed targets lives in ANALYSIS.md (by
 	// hand, it explains the numbers); it is appended when present.
 	if analysis, err := os.ReadFile(filepath.Join(dir, "ANALYSIS.md")); err == nil {
