@@ -21,11 +21,15 @@ import (
 // ended (its effects, appended by end, may point into the engine's
 // argument arena, which the next script reuses): a connection holds it
 // (acquireScriptLock) until its next command that is not a script, or
-// the end of its pipelined batch, both after end. That is what lets a script reach keys it did not declare: holding mu, it may
-// wait for any shard while holding others (lockSet.escalate), because no
-// other unit waits for a shard while holding one (lockSet.lock) and no
-// other script runs. Commands that are not scripts do not take mu: they
-// run beside a script on the shards it does not hold.
+// the end of its pipelined batch, both after end.
+//
+// That is what lets a script reach keys it did not declare: holding mu,
+// it may wait for any shard while holding others (lockSet.escalate),
+// because no other unit waits for a shard while holding one
+// (lockSet.lock) and no other script runs. Commands that are not scripts
+// do not take mu: they run beside a script on the shards it does not
+// hold. Native scripts (known scripts run in Go) do not take it either:
+// they touch only their declared keys, locked before they start.
 type scripting struct {
 	mu     sync.Mutex // the script lock; guards engine (but Kill/Running) and host
 	engine *script.Engine
