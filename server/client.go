@@ -13,6 +13,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/turnstile/turnstile/command"
 	"github.com/turnstile/turnstile/resp"
 	"github.com/turnstile/turnstile/shards"
 )
@@ -308,7 +309,7 @@ func (c *client) prefetchAhead() {
 		if h, ok := c.rd.AheadHint(j); ok {
 			return h, true
 		}
-		key := c.rd.AheadArg(j, 1)
+		key := c.rd.AheadArg(j, c.aheadKeyArg(j))
 		if key == nil {
 			return 0, false
 		}
@@ -340,6 +341,19 @@ func (c *client) prefetchAhead() {
 			db.PrefetchRecord(h)
 		}
 	}
+}
+
+// aheadKeyArg is the argument of request j (of the lookahead) whose key
+// prefetchAhead warms: the first, but the first key of a script (EVAL,
+// EVALSHA and their _RO forms: after the script and numkeys). Only names
+// starting with 'e' are looked up, so the common path costs one compare.
+func (c *client) aheadKeyArg(j int) int {
+	if name := c.rd.AheadArg(j, 0); len(name) > 0 && name[0]|0x20 == 'e' {
+		if cmd := c.lookupCommand(name); cmd != nil && cmd.Has(command.Scripting) {
+			return 3
+		}
+	}
+	return 1
 }
 
 // Stages of a request's prefetching (resp.Reader.SetAheadStage).
