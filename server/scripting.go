@@ -300,6 +300,12 @@ func (h *scriptHost) Call(args [][]byte, w *resp.Writer) {
 	y.w = w
 	failed := s.run(y)
 	s.stats.record(cmd, 0, failed)
+	if h.caller.trackOn && cmd.Has(command.Readonly) && !failed {
+		// Client-side caching: the caller, not the scripting client,
+		// read these keys (as when the script runs natively).
+		y.c = h.caller
+		s.track.remember(y)
+	}
 }
 
 // aofRefusal is the error a write command a script calls gets while the

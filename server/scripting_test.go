@@ -298,3 +298,32 @@ func TestNativeScriptInMulti(t *testing.T) {
 		}
 	}
 }
+
+// TestScriptReadsAreTracked: keys a script reads are remembered for the
+// calling client's client-side cache, in Lua and natively alike: a change
+// by another client sends the invalidation.
+func TestScriptReadsAreTracked(t *testing.T) {
+	for _, native := range []bool{false, true} {
+		t.Run(map[bool]string{false: "lua", true: "native"}[native], func(t *testing.T) {
+			_, addr, _ := newTestServer(t, func(c *Config) { c.NativeScripts = native })
+			tr, w := dialRaw(t, addr), dialRaw(t, addr)
+			tr.do("HELLO", "3")
+			if got := tr.do("CLIENT", "TRACKING", "on"); got != "+OK\r\n" {
+				t.Fatalf("TRACKING: %q", got)
+			}
+			// rate-limit-redis's get script (a native when enabled).
+			body, err := os.ReadFile("../libtest/testdata/scripts/rate-limit-redis-get.lua")
+			if err != nil {
+				t.Fatal(err)
+			}
+			w.do("SET", "hits", "3")
+			if got := tr.do("EVAL", string(body), "1", "hits"); got != "*2\r\n$1\r\n3\r\n:-1\r\n" {
+				t.Fatalf("EVAL: %q", got)
+			}
+			w.do("INCR", "hits")
+			if got := tr.readReply(); got != ">2\r\n$10\r\ninvalidate\r\n*1\r\n$4\r\nhits\r\n" {
+				t.Fatalf("invalidation: %q", got)
+			}
+		})
+	}
+}
