@@ -26,7 +26,12 @@
 //
 //   - An Engine holds one Lua state. It is not safe for concurrent use:
 //     the server runs one script at a time (its script lock), as Redis
-//     does. Only Kill and Running may be called from other goroutines.
+//     does. Only Kill, Stop, Running, Exists and Cached may be called from
+//     other goroutines.
+//   - Natives (native.go) are Go implementations of well-known scripts,
+//     recognised by SHA1: they send the script's own commands through a
+//     Caller, so their effects and replies are the script's, and need
+//     neither the Lua state nor the script lock.
 //   - Compiled scripts are cached by SHA1: scripts loaded by SCRIPT LOAD
 //     stay until SCRIPT FLUSH; scripts cached by EVAL are bounded (the
 //     least recently used beyond maxEvalScripts are dropped, as Redis 7.4
