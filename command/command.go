@@ -47,9 +47,11 @@ const (
 	// OOM error when a shard it needs has no room for them. Internal (not
 	// reported by COMMAND): redis-cell registers CL.THROTTLE as "write" only.
 	AddsKeys
-	// Scripting marks the commands that run a script (EVAL and its kin):
-	// they take the server's script lock before any shard lock, and lock
-	// their declared keys themselves. Internal, not reported by COMMAND.
+	// Scripting marks the commands that run or manage scripts (EVAL and
+	// its kin, SCRIPT LOAD|EXISTS|FLUSH): they take the server's script
+	// lock before any shard lock (an EXEC queueing one takes it first),
+	// and lock their declared keys themselves. Internal, not reported by
+	// COMMAND.
 	Scripting
 	// MayReplicate marks a command that reaches replicas without writing
 	// (PUBLISH): refused in read-only scripts like a write. Internal.

@@ -25,11 +25,11 @@ func scriptingCommands() []*Command {
 			Summary: "Executes a read-only server-side Lua script by SHA1 digest.", Handler: cmdEval},
 		{Name: "script", Arity: -2, Group: g, Since: "2.6.0",
 			Summary: "A container for Lua scripts management commands.", Subs: []*Command{
-				{Name: "load", Arity: 3, Flags: command.NoScript | command.Stale, Args: "<script>", Since: "2.6.0",
+				{Name: "load", Arity: 3, Flags: command.NoScript | command.Stale | command.Scripting, Args: "<script>", Since: "2.6.0",
 					Summary: "Loads a server-side Lua script to the script cache.", Handler: cmdScriptLoad},
-				{Name: "exists", Arity: -3, Flags: command.NoScript, Args: "<sha1> [sha1 ...]", Since: "2.6.0",
+				{Name: "exists", Arity: -3, Flags: command.NoScript | command.Scripting, Args: "<sha1> [sha1 ...]", Since: "2.6.0",
 					Summary: "Determines whether server-side Lua scripts exist in the script cache.", Handler: cmdScriptExists},
-				{Name: "flush", Arity: -2, Flags: command.NoScript, Args: "[ASYNC|SYNC]", Since: "2.6.0",
+				{Name: "flush", Arity: -2, Flags: command.NoScript | command.Scripting, Args: "[ASYNC|SYNC]", Since: "2.6.0",
 					Summary: "Removes all server-side Lua scripts from the script cache.", Handler: cmdScriptFlush},
 				{Name: "kill", Arity: 2, Flags: command.NoScript | command.AllowBusy, Since: "2.6.0",
 					Summary: "Terminates a server-side Lua script during execution.", Handler: cmdScriptKill},
@@ -155,11 +155,20 @@ func cmdEval(x *Ctx) {
 	}
 }
 
+// lockScripts makes sure the script lock is held for SCRIPT LOAD, EXISTS
+// and FLUSH (flagged command.Scripting, so that an EXEC queueing them
+// takes it before its shards, like one queueing EVAL): outside MULTI the
+// connection takes it (or holds it from the scripts before in its batch).
+func lockScripts(x *Ctx) {
+	if x.ex.kind == execCommand {
+		x.c.acquireScriptLock()
+	}
+}
+
 func cmdScriptLoad(x *Ctx) {
 	sc := &x.s.scripts
-	sc.mu.Lock()
+	lockScripts(x)
 	sha, err := sc.engine.Load(x.args[2])
-	sc.mu.Unlock()
 	if err != nil {
 		x.w.Error(err.Error())
 		return
@@ -169,8 +178,7 @@ func cmdScriptLoad(x *Ctx) {
 
 func cmdScriptExists(x *Ctx) {
 	sc := &x.s.scripts
-	sc.mu.Lock()
-	defer sc.mu.Unlock()
+	lockScripts(x)
 	x.w.Array(len(x.args) - 2)
 	for _, sha := range x.args[2:] {
 		if sc.engine.Exists(sha) {
@@ -186,10 +194,8 @@ func cmdScriptFlush(x *Ctx) {
 		x.w.Error("ERR SCRIPT FLUSH only support SYNC|ASYNC option")
 		return
 	}
-	sc := &x.s.scripts
-	sc.mu.Lock()
-	sc.engine.Flush()
-	sc.mu.Unlock()
+	lockScripts(x)
+	x.s.scripts.engine.Flush()
 	x.w.OK()
 }
 

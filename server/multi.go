@@ -202,7 +202,7 @@ func cmdExec(x *Ctx) {
 	ex.reset(execMulti, x.now)
 	s.execLockSet(&ex.locks, c, m.cmds)
 	for _, q := range m.cmds {
-		if q.cmd.Has(command.Scripting) { // the script lock comes before any shard
+		if q.cmd.Has(command.Scripting) { // the script lock comes before any shard (EVAL, SCRIPT LOAD...)
 			s.scripts.mu.Lock()
 			defer s.scripts.mu.Unlock()
 			break

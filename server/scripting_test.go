@@ -327,3 +327,37 @@ func TestScriptReadsAreTracked(t *testing.T) {
 		})
 	}
 }
+
+// TestScriptLoadInMultiBesideEscalation: an EXEC that queues SCRIPT LOAD
+// after a write takes the script lock before its shards, so a running
+// script that then escalates to that write's shard does not deadlock
+// with it.
+func TestScriptLoadInMultiBesideEscalation(t *testing.T) {
+	_, addr, _ := newTestServer(t)
+	ctx := context.Background()
+	a, b := newScriptClient(t, addr), newScriptClient(t, addr)
+	done := make(chan error, 2)
+	go func() {
+		// Busy for a while, then touch k, which it did not declare.
+		done <- a.Eval(ctx, "local n = 0 while n < 3e6 do n = n + 1 end return redis.call('incr', 'k')", nil).Err()
+	}()
+	time.Sleep(50 * time.Millisecond) // the script runs
+	go func() {
+		_, err := b.TxPipelined(ctx, func(p redis.Pipeliner) error {
+			p.Set(ctx, "k", 10, 0)
+			p.ScriptLoad(ctx, "return 1")
+			return nil
+		})
+		done <- err
+	}()
+	for range 2 {
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Fatal(err)
+			}
+		case <-time.After(20 * time.Second):
+			t.Fatal("deadlock: a script escalating beside an EXEC with SCRIPT LOAD")
+		}
+	}
+}
