@@ -46,6 +46,9 @@ type client struct {
 	scriptLock bool
 	scriptRun  int
 	native     *nativeHost // runs known scripts natively; made on first use
+	// execSaves are the reply offsets of SAVEs inside the running EXEC,
+	// which run once it has released its shards (runExecSaves).
+	execSaves []int
 
 	fd        int       // the socket, inside serveRaw's callback (Linux); else -1
 	recheckAt time.Time // read deadline armed after a short read (serveRaw)

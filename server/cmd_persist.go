@@ -27,6 +27,15 @@ func cmdSave(x *Ctx) {
 		x.w.Error("ERR Background save already in progress")
 		return
 	}
+	if x.ex.kind == execMulti {
+		// The dump locks every shard, and the EXEC holds some: the save
+		// runs when the EXEC has released them (cmdExec), and its reply
+		// replaces this one if it fails. The snapshot then holds the whole
+		// transaction's writes.
+		x.c.execSaves = append(x.c.execSaves, x.w.Len())
+		x.w.OK()
+		return
+	}
 	if err := x.s.save(); err != nil {
 		x.w.Error("ERR " + err.Error())
 		return

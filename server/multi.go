@@ -237,6 +237,7 @@ func cmdExec(x *Ctx) {
 	s.end(c, ex)
 	c.recycleMulti(m)
 	c.unwatchAll() // needs the shards released
+	c.runExecSaves()
 }
 
 // eachQueued calls f for every queued command with the database it will
@@ -288,4 +289,22 @@ func (c *client) watchBroken(now int64) bool {
 		}
 	}
 	return false
+}
+
+// runExecSaves runs the SAVEs an EXEC queued (cmdSave), now that the EXEC
+// holds no shard, and puts the error reply of a failed one in place of its
+// "+OK" in the EXEC's reply.
+func (c *client) runExecSaves() {
+	for i := len(c.execSaves) - 1; i >= 0; i-- { // from the last: earlier offsets stay valid
+		off := c.execSaves[i]
+		err := c.s.save()
+		if err == nil {
+			continue
+		}
+		tail := append([]byte(nil), c.w.Bytes()[off+len("+OK\r\n"):]...)
+		c.w.Truncate(off)
+		c.w.Error("ERR " + err.Error())
+		c.w.Append(tail)
+	}
+	c.execSaves = c.execSaves[:0]
 }

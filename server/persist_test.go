@@ -302,3 +302,30 @@ func TestApplyEffectReadsNoClock(t *testing.T) {
 		t.Fatal("an effect for a database that does not exist was applied")
 	}
 }
+
+// TestSaveInsideExec: SAVE queued after a write in MULTI neither hangs
+// the EXEC (whose shards the dump would wait for) nor the key's shard, and
+// the snapshot holds the transaction's write.
+func TestSaveInsideExec(t *testing.T) {
+	r := newRestartable(t, func(c *Config) { c.Persist.Save = nil })
+	r.expect("+OK\r\n", "MULTI")
+	r.expect("+QUEUED\r\n", "SET", "k", "v")
+	r.expect("+QUEUED\r\n", "SAVE")
+	r.expect("+QUEUED\r\n", "INCR", "n")
+	done := make(chan string, 1)
+	go func() { done <- r.rc.do("EXEC") }()
+	select {
+	case got := <-done:
+		if got != "*3\r\n+OK\r\n+OK\r\n:1\r\n" {
+			t.Fatalf("EXEC: %q", got)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("EXEC with SAVE after a write hangs")
+	}
+	r.expect("$1\r\nv\r\n", "GET", "k")
+	r.srv.Close()
+	r.waitStopped()
+	r.start()
+	r.expect("$1\r\nv\r\n", "GET", "k")
+	r.expect("$1\r\n1\r\n", "GET", "n")
+}
