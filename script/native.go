@@ -152,6 +152,7 @@ func nativeList() []*Native {
 		ululeIncr, ululePeek,
 		pyLimitsIncrExpire, pyLimitsMovingWindow, pyLimitsAcquireMovingWindow,
 		throttledCAS,
+		springRateLimiter,
 	}
 }
 

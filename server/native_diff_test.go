@@ -67,6 +67,31 @@ var nativeCases = map[string]nativeCase{
 		perturb: counterPerturb,
 		inspect: []string{"GET %s", "PTTL %s", "TYPE %s"},
 	},
+	"spring-cloud-gateway.request_rate_limiter": {
+		file: "scripts/spring-cloud-gateway-request_rate_limiter.lua",
+		gen: func(r *rand.Rand, key string) ([]string, []string) {
+			// Two keys: the tokens and the timestamp, another of the keys.
+			other := map[string]string{"k0": "k1", "k1": "k2", "k2": "k0"}[key]
+			if other == "" {
+				other = "k0"
+			}
+			keys := []string{key, other}
+			if r.Intn(4) == 0 {
+				keys[0], keys[1] = keys[1], keys[0]
+			}
+			rate := numArg(r, "1", "2", "10", "0.5", "100", "3")
+			capacity := numArg(r, "1", "5", "10", "20", "0", "7.5")
+			now := numArg(r, strconv.Itoa(1700000000+r.Intn(40)), strconv.Itoa(1700000000+r.Intn(40)), "1700000000.5")
+			requested := numArg(r, "1", "1", "2", "5", "0", "-1")
+			args := []string{rate, capacity, now, requested}
+			if r.Intn(50) == 0 {
+				args = args[:r.Intn(4)]
+			}
+			return keys, args
+		},
+		perturb: counterPerturb,
+		inspect: []string{"GET %s", "PTTL %s", "TYPE %s"},
+	},
 	"rate-limit-redis.get": {
 		file: "scripts/rate-limit-redis-get.lua",
 		gen: func(r *rand.Rand, key string) ([]string, []string) {
