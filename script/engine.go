@@ -62,7 +62,7 @@ const (
 // Engine runs scripts on one Lua state. See the package doc for the rules.
 type Engine struct {
 	cfg     Config
-	L       *lua.LState
+	lua     *lua.LState
 	sandbox *sandbox
 	cacheMu sync.RWMutex         // guards scripts against Exists from other goroutines (natives)
 	scripts map[string]*compiled // by lower-case hex SHA1
@@ -98,7 +98,6 @@ type run struct {
 	sha      string
 	resp3    bool // redis.setresp(3)
 	readOnly bool // EVAL_RO, or a script declaring no-writes
-	failed   bool
 }
 
 // Request is one script run.
@@ -128,7 +127,7 @@ func New(cfg Config) *Engine {
 		RegistrySize:    1024,
 		RegistryMaxSize: 1 << 20,
 	})
-	e := &Engine{cfg: cfg, L: L, scripts: make(map[string]*compiled), evalLRU: list.New()}
+	e := &Engine{cfg: cfg, lua: L, scripts: make(map[string]*compiled), evalLRU: list.New()}
 	e.sandbox = newSandbox(e)
 	e.ctx, e.cancel = context.WithCancel(context.Background())
 	L.SetContext(e.ctx)
@@ -136,7 +135,7 @@ func New(cfg Config) *Engine {
 }
 
 // Close releases the Lua state.
-func (e *Engine) Close() { e.L.Close() }
+func (e *Engine) Close() { e.lua.Close() }
 
 // SHA1Hex returns the lower-case hex SHA1 digest of b.
 func SHA1Hex(b []byte) string {
@@ -224,7 +223,7 @@ func (e *Engine) compile(body []byte) (*compiled, error) {
 	if err != nil {
 		return nil, compileError(err)
 	}
-	fn := e.L.NewFunctionFromProto(proto)
+	fn := e.lua.NewFunctionFromProto(proto)
 	fn.Env = e.sandbox.envFor(proto)
 	c := &compiled{sha: sha, fn: fn, flags: flags}
 	e.cacheMu.Lock()
@@ -321,7 +320,7 @@ func (e *Engine) Run(req *Request) {
 
 // execute runs compiled script c.
 func (e *Engine) execute(c *compiled, req *Request) {
-	L := e.L
+	L := e.lua
 	r := &run{req: req, sha: c.sha, readOnly: req.ReadOnly || c.flags.noWrites}
 	e.cur = r
 	e.arena, e.argv = e.arena[:0], e.argv[:0]
@@ -347,7 +346,7 @@ func (e *Engine) execute(c *compiled, req *Request) {
 
 	switch {
 	case killed:
-		req.W.Error(errKilled + " script: " + c.sha + ", on @" + chunkName + ":" + lineOf(L, err) + ".")
+		req.W.Error(errKilled + " script: " + c.sha + ", on @" + chunkName + ":" + lineOf(err) + ".")
 	case err != nil:
 		req.W.Error(e.errorReply(err, c.sha))
 	default:

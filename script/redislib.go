@@ -32,7 +32,7 @@ const (
 
 // redisLib builds the redis table.
 func (e *Engine) redisLib() *lua.LTable {
-	L := e.L
+	L := e.lua
 	t := L.NewTable()
 	fns := map[string]lua.LGFunction{
 		"call":               func(L *lua.LState) int { return e.call(L, true) },

@@ -36,7 +36,7 @@ var allowedBase = []string{
 const errReadonly = "Attempt to modify a readonly table"
 
 func newSandbox(e *Engine) *sandbox {
-	L := e.L
+	L := e.lua
 	sb := &sandbox{e: e, targets: make(map[*lua.LTable]*lua.LTable)}
 	// What getmetatable returns for a read-only table: a table (as in
 	// Redis) that cannot be written either.
@@ -97,7 +97,7 @@ func newSandbox(e *Engine) *sandbox {
 
 // metatable builds a metatable from fields.
 func (sb *sandbox) metatable(fields map[string]lua.LValue) *lua.LTable {
-	mt := sb.e.L.NewTable()
+	mt := sb.e.lua.NewTable()
 	for k, v := range fields {
 		mt.RawSetString(k, v)
 	}
@@ -106,7 +106,7 @@ func (sb *sandbox) metatable(fields map[string]lua.LValue) *lua.LTable {
 
 // readonly returns a read-only proxy of t.
 func (sb *sandbox) readonly(t *lua.LTable) *lua.LTable {
-	L := sb.e.L
+	L := sb.e.lua
 	p := L.NewTable()
 	L.SetMetatable(p, sb.metatable(map[string]lua.LValue{
 		"__index": t,
@@ -162,7 +162,7 @@ func (sb *sandbox) target(v lua.LValue) lua.LValue {
 // turns the error tables redis.call raises into their message as Redis's
 // does.
 func (sb *sandbox) wrapBase() {
-	L, real := sb.e.L, sb.real
+	L, real := sb.e.lua, sb.real
 	refuse := func(L *lua.LState) {
 		if _, ok := sb.targets[L.CheckTable(1)]; ok {
 			raise(L, errReadonly)
@@ -266,7 +266,7 @@ func (sb *sandbox) setArgs(keys, args [][]byte) {
 
 func (sb *sandbox) fill(t *lua.LTable, name string, vals [][]byte) *lua.LTable {
 	if t == nil || sb.real.RawGetString(name) != t || t.Len() != t.MaxN() {
-		t = sb.e.L.CreateTable(len(vals), 0)
+		t = sb.e.lua.CreateTable(len(vals), 0)
 		sb.real.RawSetString(name, t)
 	}
 	n := t.Len()
@@ -339,7 +339,7 @@ func (e *Engine) errorReply(err error, sha string) string {
 }
 
 // lineOf returns the line an error table names, "?" if none.
-func lineOf(_ *lua.LState, err error) string {
+func lineOf(err error) string {
 	if ae, ok := err.(*lua.ApiError); ok {
 		if t, ok := ae.Object.(*lua.LTable); ok {
 			if line, ok := t.RawGetString("line").(lua.LNumber); ok {

@@ -283,10 +283,8 @@ func (l *lockSet) holds(db, shard int) bool {
 func (s *Server) call(c *client, cmd *Command, args [][]byte) {
 	ex := &c.ex
 	ex.reset(execCommand, s.clock.Now())
-	if c.scriptLock && !cmd.Has(command.Scripting) {
-		c.releaseScriptLock() // EXEC and SCRIPT take it themselves
-	}
-	if !cmd.Has(command.Scripting) { // a script takes the script lock first, then its own (cmdEval)
+	if !cmd.Has(command.Scripting) { // a script takes the script lock, then its shards (cmdEval)
+		c.releaseScriptLock() // held from the scripts before in the batch; EXEC takes it itself
 		s.addCommandLocks(&ex.locks, cmd, args, c.db)
 		ex.locks.lock(s)
 	}
@@ -350,8 +348,7 @@ func (s *Server) run(x *Ctx) (failed bool) {
 // invalidations for client-side caching are queued before the unlock too,
 // so a client that read a changed key before the change hears of it, and
 // so are the wake-ups of clients blocked on a changed key (blocking.go),
-// which registered under the same shard locks. An EVAL's script lock is
-// released last.
+// which registered under the same shard locks.
 func (s *Server) end(c *client, ex *execution) {
 	if len(ex.changed) > 0 {
 		if s.track.n.Load() != 0 {

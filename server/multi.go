@@ -291,20 +291,22 @@ func (c *client) watchBroken(now int64) bool {
 	return false
 }
 
-// runExecSaves runs the SAVEs an EXEC queued (cmdSave), now that the EXEC
-// holds no shard, and puts the error reply of a failed one in place of its
-// "+OK" in the EXEC's reply.
+// runExecSaves runs the snapshot for the SAVEs an EXEC queued (cmdSave),
+// now that the EXEC holds no shard: one snapshot serves them all, since
+// each would save the state the EXEC left. If it fails, its error reply
+// replaces each SAVE's "+OK" in the EXEC's reply.
 func (c *client) runExecSaves() {
-	for i := len(c.execSaves) - 1; i >= 0; i-- { // from the last: earlier offsets stay valid
-		off := c.execSaves[i]
-		err := c.s.save()
-		if err == nil {
-			continue
+	if len(c.execSaves) == 0 {
+		return
+	}
+	if err := c.s.save(); err != nil {
+		for i := len(c.execSaves) - 1; i >= 0; i-- { // from the last: earlier offsets stay valid
+			off := c.execSaves[i]
+			tail := append([]byte(nil), c.w.Bytes()[off+len("+OK\r\n"):]...)
+			c.w.Truncate(off)
+			c.w.Error("ERR " + err.Error())
+			c.w.Append(tail)
 		}
-		tail := append([]byte(nil), c.w.Bytes()[off+len("+OK\r\n"):]...)
-		c.w.Truncate(off)
-		c.w.Error("ERR " + err.Error())
-		c.w.Append(tail)
 	}
 	c.execSaves = c.execSaves[:0]
 }

@@ -108,8 +108,11 @@ func TestScriptShutdownNosaveWhileBusy(t *testing.T) {
 
 // TestScriptAtomicAndUndeclaredKeys: scripts that move a unit between two
 // keys, one of them not declared in KEYS (lock escalation), run beside
-// multi-key commands and other scripts without deadlock, and no reader
-// ever sees the sum change.
+// multi-key commands and other scripts without deadlock (the lock
+// protocol of lockSet.lock and escalate), and no MGET of every key sees
+// the sum change. (That a script's undeclared key is locked at all is
+// TestScriptUndeclaredKeyHidden's to show: an MGET of every key waits for
+// the script's declared shard anyway.)
 func TestScriptAtomicAndUndeclaredKeys(t *testing.T) {
 	_, addr, _ := newTestServer(t, func(c *Config) { c.Shards = 4 })
 	ctx := context.Background()
