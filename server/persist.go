@@ -72,6 +72,9 @@ func (s *Server) openLog() error {
 // appendonly is on (as Redis does), otherwise the snapshot, if any. Keys
 // whose expiry has passed are dropped. Then it opens the log for writing.
 func (s *Server) loadData() error {
+	if s.repl != nil {
+		return nil // the replicated state comes from the Raft snapshot and log
+	}
 	p := &s.persist
 	now := s.clock.Now()
 	start := time.Now()

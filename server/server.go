@@ -59,6 +59,11 @@ type Config struct {
 	// append-only log (a cluster passes its Raft log). nil: the append-only
 	// log when Persist.AppendOnly, else none.
 	Durability Durability
+	// Replication, when set, makes this server one node of a replicated
+	// cluster (replication.go): it is also the Durability, the server's
+	// own append-only log and snapshots are off, and keyspace commands run
+	// on the leader only.
+	Replication Replication
 
 	extraCommands   []*Command // test-only rows appended to the table
 	maxKeysPerShard int        // test-only: lower shard capacity (0: the natural limit)
@@ -110,6 +115,8 @@ func (c *Config) Validate() error {
 		return fmt.Errorf("hz must be in 1..500, got %d", c.Hz)
 	case c.MaxWatchedKeys < 1 || c.MaxQueuedCommands < 1 || c.MaxQueuedBytes < 1:
 		return errors.New("transaction limits must be positive")
+	case c.Replication != nil && (c.Persist.AppendOnly || len(c.Persist.Save) > 0):
+		return errors.New("a replicated server keeps its data in the Raft log and snapshots: appendonly and save rules must be off")
 	case c.Limits.MaxBulkLen < 1 || c.Limits.MaxQueryBuf < 1 || c.Limits.MaxMultibulk < 1 || c.Limits.MaxInline < 1:
 		return errors.New("protocol limits must be positive")
 	}
@@ -138,6 +145,7 @@ type Server struct {
 	stats  stats
 	dirty  atomic.Int64 // changes since the last snapshot (rdb_changes_since_last_save)
 	dur    Durability   // nil: writes are not logged
+	repl   Replication  // nil: a server of its own (replication.go)
 
 	persist persistState
 	pubsub  pubsub        // channel and pattern subscriptions (pubsub.go)
@@ -176,6 +184,9 @@ func New(cfg Config) (*Server, error) {
 		stopped: make(chan struct{}),
 	}
 	s.dur = cfg.Durability
+	if cfg.Replication != nil {
+		s.repl, s.dur = cfg.Replication, cfg.Replication
+	}
 	s.start = s.clock.Now()
 	s.requirePass.Store(&cfg.RequirePass)
 	// As Redis: before any save, the statuses are "ok" and the last save

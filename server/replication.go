@@ -1,0 +1,65 @@
+package server
+
+import "github.com/turnstile/turnstile/persistence"
+
+// Replication is what a replicated node (package cluster, on Raft) gives
+// the server: a Durability whose positions are committed Raft entries, the
+// node's role, and the admin commands. The server takes it in
+// Config.Replication; without one the server runs alone.
+//
+// The contract, on top of Durability's:
+//
+//   - Only the node Route names as local (the leader, once it has applied
+//     every entry of earlier terms) runs commands that touch the keyspace;
+//     any other node forwards them to the leader's RESP address
+//     (forward.go) and relays the reply.
+//   - The leader applies a unit's effects to memory before they commit
+//     (it is the one writer) and Appends them under the unit's shard
+//     locks. Wait(pos) returns nil only once pos is committed and this
+//     node's leadership has been confirmed at some instant after the call
+//     (the commit of an entry appended after the call confirms it; when
+//     pos is already committed, a heartbeat round does), so a deposed
+//     leader never answers from memory a new leader has moved past. The
+//     server calls Wait before every reply that read or wrote the
+//     keyspace, even one whose position was committed before. Otherwise it returns an
+//     error whose text is the Redis error reply to send instead
+//     ("TRYAGAIN …", "CLUSTERDOWN …"): the replies it held back are
+//     replaced by that error, never sent.
+//   - An Append that the node can no longer commit (it lost leadership
+//     between Route and Append) still returns a position; Wait on it
+//     fails, and the node rebuilds its memory from committed state before
+//     it serves again.
+type Replication interface {
+	Durability
+	// Route reports whether this node runs keyspace commands itself now
+	// (self), and otherwise the RESP address of the leader to forward them
+	// to ("" when no leader is known: the command fails with CLUSTERDOWN).
+	Route() (leader string, self bool)
+	// Info returns the fields of INFO replication, in order.
+	Info() [][2]string
+	// Admin runs one RAFT.* command (args[0] is its name) and returns its
+	// reply.
+	Admin(args [][]byte) AdminReply
+}
+
+// AdminReply is the reply of a RAFT.* command: an error when Err is set,
+// else a bulk string when Bulk is set, else the status Status.
+type AdminReply struct {
+	Err    string
+	Status string
+	Bulk   bool
+}
+
+// ResetKeyspace removes every key of every database without logging
+// anything: a replicated node drops its memory before it rebuilds it from
+// committed state (a Raft snapshot and log). Safe for concurrent use.
+func (s *Server) ResetKeyspace() {
+	for _, db := range s.dbs {
+		db.Flush()
+	}
+}
+
+// Dump returns a point-in-time dump of the keyspace, as it is when Dump
+// returns, whatever changes after: a Raft snapshot of the state machine.
+// The dump must be called exactly once.
+func (s *Server) Dump() persistence.DumpFunc { return s.freeze(nil) }
