@@ -69,6 +69,11 @@ type client struct {
 	logUpto int64 // durability position the pending replies depend on
 	logDone int64 // durability position already known to be durable
 
+	// Forwarding to the cluster's leader (forward.go): fwd belongs to the
+	// connection goroutine; fwdConn is its upstream connection, for kill.
+	fwd     *forwarder
+	fwdConn atomic.Pointer[net.Conn]
+
 	// Pub/sub and client-side caching (pubsub.go, tracking.go).
 	out     outQueue    // output from other connections (outq.go)
 	subs    *clientSubs // channels and patterns; nil before the first SUBSCRIBE
@@ -154,6 +159,7 @@ func (s *Server) serveConn(c *client) {
 		c.unwatchAll()
 		c.unsubscribeAll()
 		c.leaveBlocked()
+		c.resetForward()
 		s.track.disable(c)
 		c.conn.Close()
 		s.removeClient(c)
@@ -241,6 +247,7 @@ func (c *client) process() bool {
 		c.rbs.Store(r)
 	}
 	c.releaseScriptLock()
+	c.drainForwards() // before the replies are written: theirs come in order
 	if !c.syncLog() || !c.flush() || c.quit {
 		return false
 	}
@@ -278,6 +285,9 @@ func socketFD(nc net.Conn) int {
 func (c *client) kill() {
 	c.killed.Store(true)
 	c.conn.SetDeadline(time.Unix(1, 0))
+	if up := c.fwdConn.Load(); up != nil { // a read from the leader (forward.go)
+		(*up).SetDeadline(time.Unix(1, 0))
+	}
 }
 
 // lookupCommand is s.table.Lookup, remembering the last name.
