@@ -68,6 +68,10 @@ type client struct {
 
 	logUpto int64 // durability position the pending replies depend on
 	logDone int64 // durability position already known to be durable
+	// replWait: a command of the pending replies touched the keyspace on a
+	// cluster node, so they wait for Replication.Wait even if logUpto is
+	// known committed: Wait also confirms leadership (set by end).
+	replWait bool
 
 	// Forwarding to the cluster's leader (forward.go): fwd belongs to the
 	// connection goroutine; fwdConn is its upstream connection, for kill.
@@ -385,8 +389,13 @@ func (c *client) waitFor(pos int64) {
 // syncLog waits until the log holds what the pending replies depend on:
 // everything their commands wrote and everything they read. If the log
 // cannot be written, the replies are not sent: the connection closes, so no
-// client is told of a write that was not logged.
+// client is told of a write that was not logged. On a cluster node,
+// syncRepl waits instead.
 func (c *client) syncLog() bool {
+	if c.replWait {
+		c.syncRepl()
+		return true
+	}
 	if c.logUpto <= c.logDone {
 		return true
 	}
