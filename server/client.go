@@ -251,7 +251,9 @@ func (c *client) process() bool {
 		c.rbs.Store(r)
 	}
 	c.releaseScriptLock()
-	c.drainForwards() // before the replies are written: theirs come in order
+	if c.fwd != nil {
+		c.drainForwards() // before the replies are written: theirs come in order
+	}
 	if !c.syncLog() || !c.flush() || c.quit {
 		return false
 	}

@@ -345,6 +345,7 @@ func (c *client) sendForward(cmd *Command, args [][]byte) {
 		name = cmd.Name
 		c.setLastCmd(cmd)
 	}
+	c.touch(c.s.clock.Now())
 	if f.multi {
 		switch name {
 		case "exec":
@@ -540,6 +541,9 @@ func (c *client) readUpstream(wait bool) error {
 	f := c.fwd
 	if f.r == len(f.in) {
 		f.in, f.r = f.in[:0], 0
+		if cap(f.in) > 4*maxPendingReply { // do not keep a huge reply's buffer
+			f.in = nil
+		}
 	}
 	if cap(f.in)-len(f.in) < fwdMinRead {
 		n := copy(f.in, f.in[f.r:])

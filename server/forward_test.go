@@ -182,9 +182,16 @@ func TestForwardPipelineOrder(t *testing.T) {
 }
 
 // TestForwardRawPipeline checks exact bytes: one write of interleaved
-// local and forwarded requests, inline ones among them.
+// local and forwarded requests, inline ones among them, with both
+// connection loops.
 func TestForwardRawPipeline(t *testing.T) {
-	e := newFwdEnv(t)
+	t.Run("raw", func(t *testing.T) { testForwardRawPipeline(t, newFwdEnv(t)) })
+	t.Run("portable", func(t *testing.T) {
+		testForwardRawPipeline(t, newFwdEnv(t, func(c *Config) { c.portableConnLoop = true }))
+	})
+}
+
+func testForwardRawPipeline(t *testing.T, e *fwdEnv) {
 	r := dialRaw(t, e.nodeAddr)
 	r.send(encodeCommand("SET", "a", "1") + "PING\r\n" + encodeCommand("GET", "a") +
 		encodeCommand("ECHO", "x") + "INCR a\r\n" + encodeCommand("TIME") + encodeCommand("GET", "a"))
@@ -193,6 +200,76 @@ func TestForwardRawPipeline(t *testing.T) {
 		got := r.readReply()
 		if w != "" && got != w {
 			t.Fatalf("reply %d: %q, want %q", i, got, w)
+		}
+	}
+}
+
+// TestForwardLargeReplies relays replies much larger than a read.
+func TestForwardLargeReplies(t *testing.T) {
+	e := newFwdEnv(t)
+	rdb := e.client(t, e.nodeAddr, 2)
+	big := strings.Repeat("0123456789", 300_000)
+	if err := rdb.Set(e.ctx, "big", big, 0).Err(); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 2000 {
+		if err := rdb.RPush(e.ctx, "list", strconv.Itoa(i)).Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cmds, err := rdb.Pipelined(e.ctx, func(p redis.Pipeliner) error {
+		p.Get(e.ctx, "big")
+		p.LRange(e.ctx, "list", 0, -1)
+		p.Get(e.ctx, "big")
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cmds[0].(*redis.StringCmd).Val() != big || cmds[2].(*redis.StringCmd).Val() != big {
+		t.Fatal("big value garbled")
+	}
+	if l := cmds[1].(*redis.StringSliceCmd).Val(); len(l) != 2000 || l[1999] != "1999" {
+		t.Fatalf("LRANGE: %d elements", len(l))
+	}
+}
+
+// TestForwardRelaysPushes: RESP3 push frames from the leader are relayed
+// where they arrive, and are not taken for replies.
+func TestForwardRelaysPushes(t *testing.T) {
+	e := newFwdEnv(t)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go func() { // a leader that sends a push before each reply but HELLO's
+		nc, err := ln.Accept()
+		if err != nil {
+			return
+		}
+		defer nc.Close()
+		br := bufio.NewReader(nc)
+		for {
+			req, err := readRawReply(br)
+			if err != nil {
+				return
+			}
+			if strings.Contains(req, "HELLO") {
+				nc.Write([]byte("%1\r\n+proto\r\n:3\r\n"))
+				continue
+			}
+			nc.Write([]byte(">2\r\n+invalidate\r\n*1\r\n$1\r\nk\r\n+OK\r\n"))
+		}
+	}()
+	e.repl.route(ln.Addr().String(), false)
+	r := dialRaw(t, e.nodeAddr)
+	r.do("HELLO", "3")
+	r.send(encodeCommand("SET", "k", "1") + encodeCommand("PING") + encodeCommand("SET", "k", "2"))
+	push := ">2\r\n+invalidate\r\n*1\r\n$1\r\nk\r\n"
+	for i, want := range []string{push, "+OK\r\n", "+PONG\r\n", push, "+OK\r\n"} {
+		if got := r.readReply(); got != want {
+			t.Fatalf("frame %d: %q, want %q", i, got, want)
 		}
 	}
 }
@@ -659,5 +736,36 @@ func TestForwardPubSubLocal(t *testing.T) {
 	}
 	if n := e.client(t, e.leaderAddr, 2).Publish(e.ctx, "ch", "x").Val(); n != 0 {
 		t.Fatalf("PUBLISH on the leader reached %d node subscribers", n)
+	}
+}
+
+// BenchmarkForwardPipeline measures pipelined CL.THROTTLE (16 per write)
+// sent to the leader directly and through a forwarding node.
+func BenchmarkForwardPipeline(b *testing.B) {
+	for _, via := range []string{"direct", "forwarded"} {
+		b.Run(via, func(b *testing.B) {
+			repl := &fakeRepl{}
+			_, leaderAddr, _ := newTestServer(b)
+			_, nodeAddr, _ := newTestServer(b, func(c *Config) { c.Replication = repl })
+			repl.route(leaderAddr, false)
+			addr := leaderAddr
+			if via == "forwarded" {
+				addr = nodeAddr
+			}
+			r := dialRaw(b, addr)
+			const depth = 16
+			var batch strings.Builder
+			for i := range depth {
+				batch.WriteString(encodeCommand("CL.THROTTLE", "user:"+strconv.Itoa(i), "15", "30", "60"))
+			}
+			req := batch.String()
+			b.ResetTimer()
+			for i := 0; i < b.N; i += depth {
+				r.send(req)
+				for range depth {
+					r.readReply()
+				}
+			}
+		})
 	}
 }
