@@ -218,9 +218,7 @@ func (c *client) leaderCommand(cmd *Command, args [][]byte) (*Command, bool) {
 // command is refused.
 func (c *client) abortForwardedMulti(cmd *Command) bool {
 	c.drainForwards()
-	if c.fwd.conn != nil {
-		c.endUpstream()
-	}
+	c.endUpstream()
 	if cmd != nil && (cmd.Name == "exec" || cmd.Name == "discard") {
 		return false
 	}
@@ -359,7 +357,10 @@ func (c *client) sendForward(cmd *Command, args [][]byte) {
 			p.kind = fwdDiscard
 			f.multi, f.watching, f.watchLost = false, false, false
 		case "select":
-			if n, ok := resp.ParseInt(args[1]); ok && len(args) == 2 && n >= 0 && n < int64(c.s.numDBs()) {
+			if len(args) != 2 {
+				break // the leader refuses it
+			}
+			if n, ok := resp.ParseInt(args[1]); ok && n >= 0 && n < int64(c.s.numDBs()) {
 				p.kind, p.db = fwdSelect, int(n)
 			}
 		case "hello":

@@ -344,8 +344,9 @@ func TestForwardMultiWatch(t *testing.T) {
 		// A queued SELECT moves the client when EXEC runs it.
 		{"MULTI", "+OK\r\n"}, {"SELECT 3", "+QUEUED\r\n"}, {"SET indb3 v", "+QUEUED\r\n"},
 		{"EXEC", "*2\r\n+OK\r\n+OK\r\n"}, {"SET also3 v", "+OK\r\n"}, {"CLIENT INFO", ""},
-		// ... and not when discarded.
+		// ... and not when discarded, nor when malformed.
 		{"MULTI", "+OK\r\n"}, {"SELECT 5", "+QUEUED\r\n"}, {"DISCARD", "+OK\r\n"}, {"SET still3 v", "+OK\r\n"},
+		{"MULTI", "+OK\r\n"}, {"SELECT", "-ERR wrong number of arguments for 'select' command\r\n"}, {"DISCARD", "+OK\r\n"},
 	} {
 		r.send(step[0] + "\r\n")
 		got := r.readReply()
