@@ -770,3 +770,33 @@ func BenchmarkForwardPipeline(b *testing.B) {
 		})
 	}
 }
+
+// TestForwardResetAndQuit: RESET runs on the node and drops the upstream
+// (with its transaction and watches); QUIT answers after the forwarded
+// replies before it.
+func TestForwardResetAndQuit(t *testing.T) {
+	e := newFwdEnv(t)
+	r := dialRaw(t, e.nodeAddr)
+	r.send(encodeCommand("WATCH", "w") + encodeCommand("MULTI") + encodeCommand("SET", "x", "1") + encodeCommand("RESET"))
+	for i, want := range []string{"+OK\r\n", "+OK\r\n", "+QUEUED\r\n", "+RESET\r\n"} {
+		if got := r.readReply(); got != want {
+			t.Fatalf("reply %d: %q, want %q", i, got, want)
+		}
+	}
+	for _, step := range [][2]string{{"GET x", "$-1\r\n"}, {"MULTI", "+OK\r\n"}, {"SET w 1", "+QUEUED\r\n"}, {"EXEC", "*1\r\n+OK\r\n"}} {
+		r.send(step[0] + "\r\n")
+		if got := r.readReply(); got != step[1] {
+			t.Fatalf("%s after RESET: %q, want %q", step[0], got, step[1])
+		}
+	}
+	r.send(encodeCommand("SET", "q", "1") + encodeCommand("QUIT") + encodeCommand("SET", "q", "2"))
+	for i, want := range []string{"+OK\r\n", "+OK\r\n"} {
+		if got := r.readReply(); got != want {
+			t.Fatalf("reply %d: %q, want %q", i, got, want)
+		}
+	}
+	r.expectClosed()
+	if v, _ := keyOn(e.leader, 0, "q"); v != "1" {
+		t.Fatalf("q = %q, want 1", v)
+	}
+}
