@@ -161,9 +161,7 @@ func (n *Node) Info() [][2]string {
 		}
 		f = append(f, [2]string{"master_host", host}, [2]string{"master_port", port}, [2]string{"master_link_status", link})
 	}
-	n.fsmMu.Lock()
-	applied := n.applied
-	n.fsmMu.Unlock()
+	applied := n.raft.AppliedIndex()
 	f = append(f,
 		[2]string{"raft_node_id", n.cfg.NodeID},
 		[2]string{"raft_state", strings.ToLower(state.String())},

@@ -186,7 +186,15 @@ func (tc *testCluster) waitMembers(l *tnode, want int) {
 func (tc *testCluster) converge() map[string]string {
 	tc.t.Helper()
 	l := tc.leader()
-	target := l.node.raft.LastIndex()
+	// Raft's applied index runs ahead of the state machine (it counts
+	// entries handed to it): compare the index of the last command entry
+	// each node's state machine has applied.
+	if err := l.node.raft.Barrier(10 * time.Second).Error(); err != nil {
+		tc.t.Fatal(err)
+	}
+	l.node.fsmMu.Lock()
+	target := l.node.applied
+	l.node.fsmMu.Unlock()
 	// A node that was down a while is retried with hashicorp/raft's
 	// back-off, up to about 10 s between attempts.
 	deadline := time.Now().Add(30 * time.Second)
@@ -200,7 +208,7 @@ func (tc *testCluster) converge() map[string]string {
 				break
 			}
 			if time.Now().After(deadline) {
-				tc.t.Fatalf("node %s applied %d, the leader's log reaches %d", n.id, applied, target)
+				tc.t.Fatalf("node %s applied %d, the leader's log reaches %d; its Raft: %v", n.id, applied, target, n.node.raft.Stats())
 			}
 			time.Sleep(5 * time.Millisecond)
 		}

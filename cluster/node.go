@@ -75,9 +75,9 @@ type Node struct {
 	nodes  map[string]string // node ID -> client (RESP) address
 
 	fence   fencer
-	kick    chan struct{}      // wakes the batcher
-	futures chan applyPending  // batches handed to Raft, in order
-	rebuild chan struct{}      // wakes the rebuilder
+	kick    chan struct{}     // wakes the batcher
+	futures chan applyPending // batches handed to Raft, in order
+	rebuild chan struct{}     // wakes the rebuilder
 	stop    chan struct{}
 	wg      sync.WaitGroup
 	closed  atomic.Bool

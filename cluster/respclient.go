@@ -3,8 +3,8 @@ package cluster
 import (
 	"bufio"
 	"errors"
-	"io"
 	"fmt"
+	"io"
 	"net"
 	"strconv"
 	"strings"
