@@ -152,10 +152,15 @@ type applyPending struct {
 	token uint64
 }
 
-// batcher cuts the pending units into one Raft entry whenever Raft can
-// take one: while Raft is busy writing the previous entries, the units of
-// every connection accumulate, so one log append and one fsync carry them
-// all.
+// maxInflight is how many batches may be in Raft, not yet applied, at
+// once. While they are, the units of every connection accumulate in the
+// next batch, so one entry (one log append, one fsync on each node, one
+// message to each follower) carries all that arrived during a commit.
+// Two keep the leader's disk and the followers' busy at the same time.
+const maxInflight = 2
+
+// batcher cuts the pending units into one Raft entry whenever fewer than
+// maxInflight batches are in flight.
 func (n *Node) batcher() {
 	for {
 		select {
@@ -163,9 +168,15 @@ func (n *Node) batcher() {
 			return
 		case <-n.kick:
 		}
+		select {
+		case <-n.stop:
+			return
+		case n.inflight <- struct{}{}: // released by watchFutures
+		}
 		n.mu.Lock()
 		if n.pendCount == 0 || n.token == 0 {
 			n.mu.Unlock()
+			<-n.inflight
 			continue
 		}
 		data := make([]byte, 0, batchHeaderMax+len(n.pending))
@@ -195,7 +206,13 @@ func (n *Node) watchFutures() {
 		case <-n.stop:
 			return
 		case p := <-n.futures:
-			if err := p.f.Error(); err != nil {
+			err := p.f.Error()
+			<-n.inflight
+			select { // the next batch may go; it holds what arrived meanwhile
+			case n.kick <- struct{}{}:
+			default:
+			}
+			if err != nil {
 				n.log.Warn("a batch was not committed; closing the leadership epoch", "err", err)
 				n.mu.Lock()
 				if n.token == p.token {

@@ -74,14 +74,18 @@ type Node struct {
 	metaMu sync.RWMutex
 	nodes  map[string]string // node ID -> client (RESP) address
 
-	fence   fencer
-	kick    chan struct{}     // wakes the batcher
-	futures chan applyPending // batches handed to Raft, in order
-	rebuild chan struct{}     // wakes the rebuilder
-	stop    chan struct{}
-	wg      sync.WaitGroup
-	closed  atomic.Bool
+	fence    fencer
+	kick     chan struct{}     // wakes the batcher
+	futures  chan applyPending // batches handed to Raft, in order
+	inflight chan struct{}     // a token per batch in Raft (maxInflight)
+	rebuild  chan struct{}     // wakes the rebuilder
+	stop     chan struct{}
+	wg       sync.WaitGroup
+	closed   atomic.Bool
 }
+
+// logCacheSize is how many recent entries stay in memory for replication.
+const logCacheSize = 1024
 
 // span is a closed range of positions.
 type span struct{ from, to int64 }
@@ -93,14 +97,15 @@ func New(cfg Config) (*Node, error) {
 		return nil, err
 	}
 	n := &Node{
-		cfg:     cfg,
-		log:     cfg.Logger.With("component", "cluster", "node", cfg.NodeID),
-		clock:   clock.NewFloor(cfg.Clock),
-		nodes:   map[string]string{},
-		kick:    make(chan struct{}, 1),
-		futures: make(chan applyPending, 4096),
-		rebuild: make(chan struct{}, 1),
-		stop:    make(chan struct{}),
+		cfg:      cfg,
+		log:      cfg.Logger.With("component", "cluster", "node", cfg.NodeID),
+		clock:    clock.NewFloor(cfg.Clock),
+		nodes:    map[string]string{},
+		kick:     make(chan struct{}, 1),
+		futures:  make(chan applyPending, maxInflight),
+		inflight: make(chan struct{}, maxInflight),
+		rebuild:  make(chan struct{}, 1),
+		stop:     make(chan struct{}),
 	}
 	n.cond.L = &n.mu
 	n.fence.verify = n.verifyLeader
@@ -157,7 +162,14 @@ func (n *Node) Start(sm StateMachine) error {
 	rc.TrailingLogs = n.cfg.TrailingLogs
 	rc.BatchApplyCh = true
 	rc.Logger = hclogTo(n.log, "raft")
-	if n.raft, err = raft.NewRaft(rc, (*fsm)(n), n.logs, n.logs, n.snaps, n.trans); err != nil {
+	// The cache keeps the latest entries in memory: replication to the
+	// followers reads them back from the log store, a read syscall each.
+	cache, err := raft.NewLogCache(logCacheSize, n.logs)
+	if err != nil {
+		n.closeStores()
+		return fmt.Errorf("cluster: log cache: %w", err)
+	}
+	if n.raft, err = raft.NewRaft(rc, (*fsm)(n), cache, n.logs, n.snaps, n.trans); err != nil {
 		n.closeStores()
 		return fmt.Errorf("cluster: start Raft: %w", err)
 	}
