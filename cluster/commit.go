@@ -32,6 +32,10 @@ func (n *Node) Route() (string, bool) {
 	return resp, false
 }
 
+// StaleReads reports whether this node, not being the leader, answers
+// read-only commands from its own memory (Config.StaleReads).
+func (n *Node) StaleReads() bool { return n.cfg.StaleReads && !n.open.Load() }
+
 // Append queues one unit's effects for the next batch and returns its
 // position. Called under the unit's shard locks (server.end). If no epoch
 // is open the unit changed memory that will never commit: its position is
@@ -94,6 +98,8 @@ func (n *Node) Wait(pos int64) error {
 	switch {
 	case n.closed.Load():
 		return errShutdown
+	case !open && n.cfg.StaleReads:
+		return nil // a follower's own read, stale by choice
 	case !open:
 		return errNotLeader
 	case waited:

@@ -48,6 +48,7 @@ type Node struct {
 	meta  *metadb.BoltMetaDB // the WAL's metadata (and Raft's stable store)
 	snaps *raft.FileSnapshotStore
 	trans *raft.NetworkTransport
+	sl    *streamLayer
 
 	// Commit state, guarded by mu (commit.go).
 	mu         sync.Mutex
@@ -143,6 +144,7 @@ func (n *Node) Start(sm StateMachine) error {
 		n.logs.Close()
 		return err
 	}
+	n.sl = sl
 	n.trans = raft.NewNetworkTransportWithConfig(&raft.NetworkTransportConfig{
 		Stream: sl, MaxPool: 3, Timeout: 2 * time.Second, Logger: hclogTo(n.log, "transport"),
 	})

@@ -394,8 +394,10 @@ func (c *client) waitFor(pos int64) {
 // client is told of a write that was not logged. On a cluster node,
 // syncRepl waits instead.
 func (c *client) syncLog() bool {
-	if c.replWait {
-		c.syncRepl()
+	if c.s.repl != nil { // a cluster node: replwait.go
+		if c.replWait {
+			c.syncRepl()
+		}
 		return true
 	}
 	if c.logUpto <= c.logDone {

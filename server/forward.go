@@ -137,6 +137,13 @@ func runsOnLeader(cmd *Command) bool {
 	return cmd.Flags&f != 0 || cmd.FirstKey > 0 || cmd.Locks != nil
 }
 
+// staleReadable reports whether cmd only reads the keyspace, so that a
+// follower with stale reads on may answer it from its own memory.
+func staleReadable(cmd *Command) bool {
+	const other = command.Write | command.Scripting | command.Blocking | command.Leader
+	return cmd.Has(command.Readonly) && cmd.Flags&other == 0
+}
+
 // forwarded forwards the request to the leader and reports true, or
 // reports false after relaying the replies of the requests forwarded
 // before it, so that it runs here in its turn. Called by handle for every
@@ -172,7 +179,7 @@ func (c *client) forward(cmd *Command, args [][]byte) bool {
 		return false
 	}
 	leader, self := c.s.repl.Route()
-	if self {
+	if self || (staleReadable(cmd) && c.s.repl.StaleReads()) {
 		return false
 	}
 	c.releaseScriptLock() // held from scripts before in the batch: not while waiting for the leader

@@ -28,6 +28,7 @@ type fakeRepl struct {
 	info     [][2]string
 	admin    [][]string
 	adminRep AdminReply
+	stale    bool
 
 	pos    atomic.Int64
 	waits  atomic.Int64
@@ -49,6 +50,12 @@ func (f *fakeRepl) Route() (string, bool) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return f.leader, f.self
+}
+
+func (f *fakeRepl) StaleReads() bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.stale
 }
 
 func (f *fakeRepl) Info() [][2]string {
@@ -618,6 +625,32 @@ func TestForwardNoLeader(t *testing.T) {
 }
 
 // closedAddr returns a loopback address nobody listens on.
+// TestForwardStaleReads: with stale reads on, a follower answers reads
+// from its own memory and still forwards writes, scripts and transactions.
+func TestForwardStaleReads(t *testing.T) {
+	e := newFwdEnv(t)
+	e.repl.mu.Lock()
+	e.repl.stale = true
+	e.repl.mu.Unlock()
+	r := dialRaw(t, e.nodeAddr)
+	if got := r.do("SET", "a", "1"); got != "+OK\r\n" {
+		t.Fatal(got)
+	}
+	if v, ok := keyOn(e.leader, 0, "a"); !ok || v != "1" {
+		t.Fatalf("the write did not reach the leader: %q %v", v, ok)
+	}
+	// The follower's memory (nothing replicates in this test) answers.
+	for _, c := range [][]string{{"GET", "a"}, {"EXISTS", "a"}, {"DBSIZE"}} {
+		want := map[string]string{"GET": "$-1\r\n", "EXISTS": ":0\r\n", "DBSIZE": ":0\r\n"}[c[0]]
+		if got := r.do(c...); got != want {
+			t.Fatalf("%v on a stale-reading follower: %q, want its own %q", c, got, want)
+		}
+	}
+	if got := r.do("EVAL", "return redis.call('GET', KEYS[1])", "1", "a"); got != "$1\r\n1\r\n" {
+		t.Fatalf("EVAL is forwarded even with stale reads: %q", got)
+	}
+}
+
 func closedAddr(t *testing.T) string {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

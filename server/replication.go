@@ -35,6 +35,10 @@ type Replication interface {
 	// (self), and otherwise the RESP address of the leader to forward them
 	// to ("" when no leader is known: the command fails with CLUSTERDOWN).
 	Route() (leader string, self bool)
+	// StaleReads reports whether read-only commands run on this node
+	// although it is not the leader (an opt-in: the replies may be stale,
+	// and Wait does not confirm anything for them).
+	StaleReads() bool
 	// Info returns the fields of INFO replication, in order.
 	Info() [][2]string
 	// Admin runs one RAFT.* command (args[0] is its name) and returns its

@@ -25,8 +25,9 @@ func (c *client) syncRepl() {
 	if err := c.s.repl.Wait(c.logUpto); err != nil {
 		c.s.log.Debug("replies withheld: not committed", "client", c.addr, "err", err)
 		c.replaceReplies(err.Error())
-		return
 	}
+	// Settled either way: the replies that depended on logUpto are sent
+	// or replaced, and later ones wait for their own units.
 	c.logDone = max(c.logDone, c.logUpto)
 }
 

@@ -21,6 +21,7 @@ type clusterFlags struct {
 	announce      string
 	bootstrap     bool
 	join          string
+	staleReads    bool
 }
 
 func (c *clusterFlags) register(fs *flag.FlagSet) {
@@ -30,6 +31,7 @@ func (c *clusterFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&c.announce, "announce", "", "client address other nodes forward to, host:port (default: --bind and --port)")
 	fs.BoolVar(&c.bootstrap, "bootstrap", false, "form a new one-node cluster if this node has no Raft state yet")
 	fs.StringVar(&c.join, "join", "", "client address host:port of a member to ask for membership")
+	fs.BoolVar(&c.staleReads, "stale-reads", false, "a follower answers read-only commands from its own memory (may be stale) instead of forwarding them")
 }
 
 // newNode builds the cluster node for cfg (nil without --node-id) and
@@ -38,8 +40,8 @@ func (c *clusterFlags) register(fs *flag.FlagSet) {
 // rules are off.
 func (c *clusterFlags) newNode(cfg *server.Config, logger *slog.Logger) (*cluster.Node, error) {
 	if c.nodeID == "" {
-		if c.raftAddr != "" || c.bootstrap || c.join != "" {
-			return nil, errors.New("--raft-addr, --bootstrap and --join need --node-id")
+		if c.raftAddr != "" || c.bootstrap || c.join != "" || c.staleReads {
+			return nil, errors.New("--raft-addr, --bootstrap, --join and --stale-reads need --node-id")
 		}
 		return nil, nil
 	}
@@ -63,7 +65,7 @@ func (c *clusterFlags) newNode(cfg *server.Config, logger *slog.Logger) (*cluste
 	cfg.Persist.Save = nil
 	node, err := cluster.New(cluster.Config{
 		NodeID: c.nodeID, RaftAddr: c.raftAddr, RaftAdvertise: c.raftAdvertise, RESPAddr: announce,
-		Dir: cfg.Persist.Dir, Bootstrap: c.bootstrap, Join: c.join, Password: cfg.RequirePass,
+		Dir: cfg.Persist.Dir, Bootstrap: c.bootstrap, Join: c.join, Password: cfg.RequirePass, StaleReads: c.staleReads,
 		Logger: logger,
 	})
 	if err != nil {
