@@ -174,6 +174,17 @@ func (n *Node) Info() [][2]string {
 		[2]string{"raft_last_log_index", strconv.FormatUint(n.raft.LastIndex(), 10)},
 		[2]string{"raft_num_nodes", strconv.Itoa(n.numServers())},
 	)
+	batches, units := n.stats.batches.Load(), n.stats.units.Load()
+	var perBatch, commitUs float64
+	if batches > 0 {
+		perBatch = float64(units) / float64(batches)
+		commitUs = float64(n.stats.commitNanos.Load()) / float64(batches) / 1e3
+	}
+	f = append(f,
+		[2]string{"raft_batches_committed", strconv.FormatInt(batches, 10)},
+		[2]string{"raft_units_per_batch", strconv.FormatFloat(perBatch, 'f', 1, 64)},
+		[2]string{"raft_commit_avg_usec", strconv.FormatFloat(commitUs, 'f', 0, 64)},
+	)
 	return f
 }
 

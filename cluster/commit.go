@@ -3,6 +3,8 @@ package cluster
 import (
 	"errors"
 	"sync"
+	"sync/atomic"
+	"time"
 
 	"github.com/hashicorp/raft"
 
@@ -157,14 +159,18 @@ func (n *Node) wakeRebuild() {
 type applyPending struct {
 	f     raft.ApplyFuture
 	token uint64
+	units int
+	sent  time.Time
 }
 
 // maxInflight is how many batches may be in Raft, not yet applied, at
-// once. While they are, the units of every connection accumulate in the
-// next batch, so one entry (one log append, one fsync on each node, one
-// message to each follower) carries all that arrived during a commit.
-// Two keep the leader's disk and the followers' busy at the same time.
-const maxInflight = 2
+// once. While one is, the units of every connection accumulate in the
+// next, so one entry (one log append, one fsync on each node, one message
+// to each follower) carries all that arrived during a commit. One measured
+// best on one machine whose three nodes share a disk (bench/cluster.sh:
+// 85k against 55-70k CL.THROTTLE a second with two): a second batch in
+// flight only queues more flushes on the same device.
+const maxInflight = 1
 
 // batcher cuts the pending units into one Raft entry whenever fewer than
 // maxInflight batches are in flight.
@@ -189,15 +195,16 @@ func (n *Node) batcher() {
 		data := make([]byte, 0, batchHeaderMax+len(n.pending))
 		data = appendBatchHeader(data, n.token, n.pendFirst, n.pendCount, n.clock.Now())
 		data = append(data, n.pending...)
-		token := n.token
+		token, units := n.token, n.pendCount
 		n.pending, n.pendCount = n.pending[:0], 0
 		if cap(n.pending) > 4<<20 {
 			n.pending = nil // do not keep a huge batch's buffer
 		}
 		n.mu.Unlock()
+		sent := time.Now()
 		f := n.raft.Apply(data, 0)
 		select {
-		case n.futures <- applyPending{f, token}:
+		case n.futures <- applyPending{f, token, units, sent}:
 		case <-n.stop:
 			return
 		}
@@ -214,6 +221,11 @@ func (n *Node) watchFutures() {
 			return
 		case p := <-n.futures:
 			err := p.f.Error()
+			if err == nil {
+				n.stats.batches.Add(1)
+				n.stats.units.Add(int64(p.units))
+				n.stats.commitNanos.Add(int64(time.Since(p.sent)))
+			}
 			<-n.inflight
 			select { // the next batch may go; it holds what arrived meanwhile
 			case n.kick <- struct{}{}:
@@ -279,4 +291,11 @@ func (f *fencer) run() {
 			ch <- err
 		}
 	}
+}
+
+// commitStats are the leader's batching figures (INFO replication).
+type commitStats struct {
+	batches     atomic.Int64 // batches committed
+	units       atomic.Int64 // units in them
+	commitNanos atomic.Int64 // summed time from handing a batch to Raft to its apply
 }

@@ -78,6 +78,7 @@ type Node struct {
 	metaMu sync.RWMutex
 	nodes  map[string]string // node ID -> client (RESP) address
 
+	stats    commitStats
 	fence    fencer
 	kick     chan struct{}     // wakes the batcher
 	futures  chan applyPending // batches handed to Raft, in order
