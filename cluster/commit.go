@@ -14,7 +14,7 @@ import (
 // Route reports whether this node runs keyspace commands itself (it is
 // the leader and its epoch is open), else the client address of the
 // leader ("" when none is known). While the leader pauses writes for a
-// snapshot (snapshot.go), Route waits for the pause to end.
+// snapshot, Route waits for the pause to end (leader.go).
 func (n *Node) Route() (string, bool) {
 	if n.open.Load() {
 		if p := n.pause.Load(); p != nil {

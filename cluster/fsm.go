@@ -109,7 +109,7 @@ type snapshotHeader struct {
 
 // Snapshot captures committed state. A leader whose memory runs ahead of
 // the log (units appended, not yet applied) cannot: it refuses, and asks
-// the snapshotter to make a quiet instant (snapshot.go).
+// the snapshotter to make a quiet instant (leader.go).
 func (f *fsm) Snapshot() (raft.FSMSnapshot, error) {
 	n := (*Node)(f)
 	n.fsmMu.Lock()

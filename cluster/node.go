@@ -67,7 +67,7 @@ type Node struct {
 	scratch    []byte
 	dirty      bool // memory holds changes that never committed: rebuild before serving
 	open       atomic.Bool
-	pause      atomic.Pointer[chan struct{}] // while set, Route waits for it to close (snapshot.go)
+	pause      atomic.Pointer[chan struct{}] // while set, Route waits for it to close (leader.go)
 	snapWanted atomic.Bool                   // a snapshot was refused because the leader ran ahead
 
 	// State machine, guarded by fsmMu (fsm.go).

@@ -101,8 +101,12 @@
 // Durability (durability.go) is the seam between the server and whatever
 // makes writes durable. Config.Durability takes one; without it the server
 // uses the append-only log (aofDurability) when appendonly is on, or none.
-// A Raft log will be another implementation, with no change to handlers:
-// positions are opaque increasing numbers (a log offset, a Raft index).
+// A cluster node's Replication (replication.go, package cluster) is the
+// other implementation, with no change to handlers: positions are opaque
+// increasing numbers (a log offset, a unit's sequence number in a Raft
+// batch). On a cluster node only the leader expires keys and it
+// replicates each removal as a delete (SetLeading); the others hide
+// expired keys but keep them.
 //
 // # Expiry and replay
 //
