@@ -11,18 +11,18 @@ import (
 type Action int
 
 const (
-	Kill9     Action = iota // SIGKILL the target; it stays down until Restart
-	Term                    // SIGTERM the target (graceful stop); down until Restart
-	Pause                   // SIGSTOP the target until Resume
-	Isolate                 // cut the target from every other node, both ways
-	SplitMin                // split off a minority that holds the target
-	SplitMaj                // split off a minority without the target (it keeps the majority)
-	CutFrom                 // the target's connections to the others are cut, not theirs to it
-	CutTo                   // the others' connections to the target are cut, not its own
-	Restart                 // start every node that is down, on its directory
-	Resume                  // SIGCONT every paused node
-	Heal                    // remove every cut
-	HealAll                 // Resume, Restart and Heal
+	Kill9    Action = iota // SIGKILL the target; it stays down until Restart
+	Term                   // SIGTERM the target (graceful stop); down until Restart
+	Pause                  // SIGSTOP the target until Resume
+	Isolate                // cut the target from every other node, both ways
+	SplitMin               // split off a minority that holds the target
+	SplitMaj               // split off a minority without the target (it keeps the majority)
+	CutFrom                // the target's connections to the others are cut, not theirs to it
+	CutTo                  // the others' connections to the target are cut, not its own
+	Restart                // start every node that is down, on its directory
+	Resume                 // SIGCONT every paused node
+	Heal                   // remove every cut
+	HealAll                // Resume, Restart and Heal
 )
 
 var actionNames = [...]string{"kill9", "term", "pause", "isolate", "split-minority", "split-majority",
