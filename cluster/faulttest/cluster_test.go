@@ -161,25 +161,32 @@ func (c *cluster) leader() int {
 		if err != nil {
 			continue
 		}
-		role := strings.ToLower(m["role"])
-		if role != "leader" && role != "master" {
-			continue
-		}
-		term, _ := strconv.ParseInt(firstOf(m, "term", "raft_term", "current_term"), 10, 64)
-		if term > bestTerm {
+		lead, term := leadsInTerm(m)
+		if lead && term > bestTerm {
 			best, bestTerm = i, term
 		}
 	}
 	return best
 }
 
-func firstOf(m map[string]string, keys ...string) string {
-	for _, k := range keys {
-		if v, ok := m[k]; ok {
-			return v
+// leadsInTerm reads INFO replication: whether the node says it leads
+// (role, or a field ending in _role or _state, is "leader" or "master"),
+// and its term (the field term or one ending in _term; 0 if none).
+func leadsInTerm(info map[string]string) (bool, int64) {
+	lead := false
+	var term int64
+	for k, v := range info {
+		v = strings.ToLower(strings.TrimSpace(v))
+		if (k == "role" || strings.HasSuffix(k, "_role") || strings.HasSuffix(k, "_state")) && (v == "leader" || v == "master") {
+			lead = true
+		}
+		if k == "term" || strings.HasSuffix(k, "_term") {
+			if t, err := strconv.ParseInt(v, 10, 64); err == nil && t > term {
+				term = t
+			}
 		}
 	}
-	return ""
+	return lead, term
 }
 
 // waitHealthy waits until every node runs and a SET then GET through each
@@ -247,5 +254,24 @@ func mkdir(t testing.TB, dir string) {
 	t.Helper()
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
+	}
+}
+
+func TestLeadsInTerm(t *testing.T) {
+	cases := []struct {
+		info map[string]string
+		lead bool
+		term int64
+	}{
+		{map[string]string{"role": "leader", "term": "7"}, true, 7},
+		{map[string]string{"role": "follower", "raft_term": "8"}, false, 8},
+		{map[string]string{"raft_role": "Leader", "current_term": "3"}, true, 3},
+		{map[string]string{"raft_state": "candidate", "term": "x"}, false, 0},
+		{map[string]string{"role": "master"}, true, 0},
+	}
+	for _, c := range cases {
+		if lead, term := leadsInTerm(c.info); lead != c.lead || term != c.term {
+			t.Errorf("leadsInTerm(%v) = %v, %d; want %v, %d", c.info, lead, term, c.lead, c.term)
+		}
 	}
 }

@@ -105,8 +105,8 @@ func runSchedules(t *testing.T, c *cluster, mode string, rc runConfig) []string 
 	return lines
 }
 
-// writeSoakReport writes a summary to paste into bench/RESULTS.md, to
-// TURNSTILE_SOAK_REPORT or a file in the temporary directory.
+// writeSoakReport appends a summary to paste into bench/RESULTS.md to
+// TURNSTILE_SOAK_REPORT, or to a file in the temporary directory.
 func writeSoakReport(t *testing.T, mode, head string, lines []string) {
 	path := os.Getenv("TURNSTILE_SOAK_REPORT")
 	if path == "" {
@@ -121,7 +121,14 @@ func writeSoakReport(t *testing.T, mode, head string, lines []string) {
 		b.WriteString("0 linearizability violations, 0 acknowledged writes lost, 0 CL.THROTTLE windows over the bound\n\n")
 	}
 	b.WriteString("```\n" + strings.Join(lines, "\n") + "\n```\n")
-	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err == nil {
+		_, err = f.WriteString(b.String() + "\n")
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+	}
+	if err != nil {
 		t.Errorf("soak report: %v", err)
 		return
 	}
@@ -133,7 +140,11 @@ func writeSoakReport(t *testing.T, mode, head string, lines []string) {
 // SIGTERM, paused with SIGSTOP and restarted: the validation of the
 // harness itself until the cluster lands, and a durability test after.
 func TestSingleNodeFaults(t *testing.T) {
-	rc := loadRunConfig(t, 20)
+	count := 20
+	if _, cluster := turnstileBinary(t); cluster {
+		count = 6 // the cluster runs the 20: CI's time goes there
+	}
+	rc := loadRunConfig(t, count)
 	c := newSingleNode(t, true)
 	runSchedules(t, c, "single node, appendfsync always", rc)
 }
