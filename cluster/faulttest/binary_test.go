@@ -1,3 +1,5 @@
+//go:build linux
+
 package faulttest
 
 import (
@@ -27,7 +29,7 @@ func TestMain(m *testing.M) {
 
 type quietLogger struct{}
 
-func (quietLogger) Printf(context.Context, string, ...interface{}) {}
+func (quietLogger) Printf(context.Context, string, ...any) {}
 
 // bin is the turnstile binary, built once per test run (or taken from
 // TURNSTILE_BIN), and what it supports.

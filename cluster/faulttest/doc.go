@@ -36,6 +36,10 @@
 // seeded generator (schedule.go) mixes these faults into reproducible
 // schedules; the seed is printed, and TURNSTILE_FAULT_SEED replays it.
 //
+// The process and proxy tests are Linux only (they need all of 127/8 on
+// the loopback interface, and SIGSTOP); the checkers and the generator are
+// plain Go.
+//
 // Until the binary knows --node-id, the cluster tests skip and the same
 // harness runs against one node with appendonly and appendfsync always,
 // killed and restarted (TestSingleNodeFaults). TURNSTILE_SOAK=duration runs

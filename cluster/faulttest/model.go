@@ -48,8 +48,8 @@ var kvModel = porcupine.Model{
 		}
 		return parts
 	},
-	Init: func() interface{} { return kvState{} },
-	Step: func(state, input, output interface{}) (bool, interface{}) {
+	Init: func() any { return kvState{} },
+	Step: func(state, input, output any) (bool, any) {
 		st, in, out := state.(kvState), input.(kvInput), output.(kvOutput)
 		switch in.kind {
 		case Get:
@@ -70,7 +70,7 @@ var kvModel = porcupine.Model{
 		}
 		return false, st
 	},
-	DescribeOperation: func(input, output interface{}) string {
+	DescribeOperation: func(input, output any) string {
 		in, out := input.(kvInput), output.(kvOutput)
 		res := fmt.Sprintf("%q", out.val)
 		switch {
@@ -86,7 +86,7 @@ var kvModel = porcupine.Model{
 		}
 		return fmt.Sprintf("%s -> %s", in.kind, res)
 	},
-	DescribeState: func(state interface{}) string {
+	DescribeState: func(state any) string {
 		st := state.(kvState)
 		if !st.exists {
 			return "nil"

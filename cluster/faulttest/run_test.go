@@ -1,3 +1,5 @@
+//go:build linux
+
 package faulttest
 
 import (
@@ -82,7 +84,9 @@ func runSchedule(c *cluster, w workload, sched Schedule) runResult {
 		res.steps = append(res.steps, fmt.Sprintf("%6.3fs %v: %s", time.Since(base).Seconds(), st, desc))
 		if err != nil {
 			res.errs = append(res.errs, fmt.Sprintf("step %v: %v", st, err))
-			c.apply(Step{Act: HealAll}, r)
+			if _, err := c.apply(Step{Act: HealAll}, r); err != nil {
+				res.errs = append(res.errs, "heal-all: "+err.Error())
+			}
 			break
 		}
 		time.Sleep(st.Wait)
@@ -124,11 +128,20 @@ func saveFailure(r runResult) string {
 		b.WriteString(op.String())
 		b.WriteByte('\n')
 	}
-	os.WriteFile(filepath.Join(dir, "history.txt"), []byte(b.String()), 0o644)
+	if err := os.WriteFile(filepath.Join(dir, "history.txt"), []byte(b.String()), 0o644); err != nil {
+		return err.Error()
+	}
 	if r.lin.Result != porcupine.Ok {
-		if f, err := os.Create(filepath.Join(dir, "linearizability.html")); err == nil {
-			porcupine.Visualize(kvModel, r.lin.Info, f)
-			f.Close()
+		f, err := os.Create(filepath.Join(dir, "linearizability.html"))
+		if err != nil {
+			return err.Error()
+		}
+		err = porcupine.Visualize(kvModel, r.lin.Info, f)
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			return fmt.Sprintf("%s (visualization: %v)", dir, err)
 		}
 	}
 	return dir
