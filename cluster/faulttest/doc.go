@@ -42,8 +42,19 @@
 //
 // Until the binary knows --node-id, the cluster tests skip and the same
 // harness runs against one node with appendonly and appendfsync always,
-// killed and restarted (TestSingleNodeFaults). TURNSTILE_SOAK=duration runs
-// schedules for that long and writes a summary; TURNSTILE_FAILOVER=1 measures
-// the time from kill -9 of the leader to the first write through another
-// node over 10 runs.
+// killed and restarted (TestSingleNodeFaults); TestHarnessCatchesVolatileNode
+// shows on real processes that each check fails a node that forgets.
+//
+// Running it:
+//
+//	go test ./cluster/faulttest/                    # CI's run: 20 schedules, ~1-3 min
+//	TURNSTILE_FAULT_SEED=N go test ./cluster/faulttest/   # the same schedules again
+//	TURNSTILE_SOAK=30m TURNSTILE_SOAK_REPORT=soak.md \
+//	    go test -run ClusterFaults -timeout 40m ./cluster/faulttest/   # soak, summary appended to soak.md
+//	TURNSTILE_FAILOVER=1 go test -run 'FailoverTime|RestartTime' -v ./cluster/faulttest/
+//
+// (TestSingleNodeFaults soaks the same way, for as long again.) A seed replays the schedules, not the interleaving of the clients'
+// operations with them. A failed schedule leaves its history (and
+// porcupine's visualization when it is not linearizable) in a directory
+// named in the failure, and the tails of the nodes' logs in the test log.
 package faulttest
