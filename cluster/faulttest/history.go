@@ -53,6 +53,7 @@ type Op struct {
 	Value   string // GET's value, INCR's result (decimal)
 	Allowed bool   // CL.THROTTLE: the first reply element was 0
 	Err     string // the error, for Failed and Unknown
+	Reply   bool   // Err is the server's error reply (not a timeout or a broken connection)
 	Final   bool   // a read of the final state, after every other op
 }
 

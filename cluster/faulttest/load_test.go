@@ -99,6 +99,8 @@ func runClient(ctx context.Context, c *cluster, w workload, id int, r *rand.Rand
 		err := do(clients[n], w, &op)
 		op.Return = time.Since(base).Nanoseconds()
 		op.Outcome, op.Err = classify(err)
+		var reply redis.Error
+		op.Reply = errors.As(err, &reply)
 		h = append(h, op)
 		if op.Outcome != OK { // the node is down or busy: do not spin
 			select {

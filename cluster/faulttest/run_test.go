@@ -27,6 +27,7 @@ type runResult struct {
 	lost    []string
 	thr     ThrottleReport
 	errs    []string // harness errors: a step failed, the cluster did not heal, a node crashed
+	replies errorStats
 	elapsed time.Duration
 }
 
@@ -36,8 +37,8 @@ func (r runResult) bad() bool {
 
 // summary is one line per schedule.
 func (r runResult) summary() string {
-	return fmt.Sprintf("#%d %5.1fs ops %d (ok %d, unknown %d, failed %d) keys %d linearizable %s lost %d throttle %d allowed/%d limited/%d unknown, %d windows, %d violations, closest %s",
-		r.sched.Index, r.elapsed.Seconds(), len(r.hist), r.ok, r.unknown, r.failed, r.lin.Keys, r.lin.Result, len(r.lost),
+	return fmt.Sprintf("#%d %5.1fs ops %d (ok %d, unknown %d, failed %d; %s) keys %d linearizable %s lost %d throttle %d allowed/%d limited/%d unknown, %d windows, %d violations, closest %s",
+		r.sched.Index, r.elapsed.Seconds(), len(r.hist), r.ok, r.unknown, r.failed, r.replies, r.lin.Keys, r.lin.Result, len(r.lost),
 		r.thr.Allowed, r.thr.Limited, r.thr.Unknown, r.thr.Windows, r.thr.Violations, r.thr.Worst)
 }
 
@@ -106,6 +107,7 @@ func runSchedule(c *cluster, w workload, sched Schedule) runResult {
 	res.errs = append(res.errs, c.crashes()...)
 	res.elapsed = time.Since(start)
 	res.ok, res.failed, res.unknown = res.hist.Count()
+	res.replies = errorReplies(res.hist)
 	res.lin = CheckLinearizable(res.hist, 60*time.Second)
 	res.lost = CheckLostWrites(res.hist)
 	res.thr = CheckThrottle(res.hist, w.throttleKey(), w.burst, w.emission())
@@ -145,4 +147,38 @@ func saveFailure(r runResult) string {
 		}
 	}
 	return dir
+}
+
+// errorStats counts the error replies of a history (CLUSTERDOWN, TRYAGAIN,
+// …) by their first word, and the slowest of them: a cluster without a
+// quorum must answer within about 1 s rather than leave clients to time
+// out.
+type errorStats struct {
+	byCode  map[string]int
+	slowest time.Duration
+}
+
+func errorReplies(h History) errorStats {
+	s := errorStats{byCode: map[string]int{}}
+	for _, op := range h {
+		if !op.Reply {
+			continue
+		}
+		code, _, _ := strings.Cut(op.Err, " ")
+		s.byCode[code]++
+		s.slowest = max(s.slowest, time.Duration(op.Return-op.Call))
+	}
+	return s
+}
+
+func (s errorStats) String() string {
+	if len(s.byCode) == 0 {
+		return "no error replies"
+	}
+	codes := make([]string, 0, len(s.byCode))
+	for c, n := range s.byCode {
+		codes = append(codes, fmt.Sprintf("%s %d", c, n))
+	}
+	sort.Strings(codes)
+	return fmt.Sprintf("error replies %s, slowest %v", strings.Join(codes, ", "), s.slowest.Round(time.Millisecond))
 }
