@@ -19,9 +19,10 @@ import (
 // cluster is the nodes of one test: one node in today's mode (appendonly,
 // fsync always), or a Raft cluster whose Raft ports sit behind proxy.
 type cluster struct {
-	t     testing.TB
-	nodes []*node
-	proxy *Proxy // nil for a single node
+	t      testing.TB
+	nodes  []*node
+	proxy  *Proxy // nil for a single node
+	dumped bool   // the logs were printed already
 }
 
 // newSingleNode starts one node that logs every write and fsyncs it before
@@ -61,9 +62,9 @@ func newRaftCluster(t testing.TB, size int) *cluster {
 	for i := 0; i < size; i++ {
 		ips[fmt.Sprintf("127.0.0.%d", i+1)] = i
 	}
+	base := t.TempDir() // before c.close is registered, so removed after it ran
 	c := &cluster{t: t, proxy: NewProxy(ips)}
 	t.Cleanup(c.close)
-	base := t.TempDir()
 	for i := 0; i < size; i++ {
 		n := &node{idx: i, ip: fmt.Sprintf("127.0.0.%d", i+1), bin: path, dir: filepath.Join(base, fmt.Sprintf("n%d", i))}
 		n.logPath = n.dir + ".log"
@@ -102,12 +103,13 @@ func (c *cluster) close() {
 	if c.proxy != nil {
 		c.proxy.Close()
 	}
-	if c.t.Failed() {
+	if c.t.Failed() && !c.dumped {
 		c.dumpLogs()
 	}
 }
 
 func (c *cluster) dumpLogs() {
+	c.dumped = true
 	for _, n := range c.nodes {
 		c.t.Logf("node %d (%s, dir %s) log tail:\n%s", n.idx, n.addr(), n.dir, n.tail(40))
 	}

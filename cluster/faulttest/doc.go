@@ -8,10 +8,12 @@
 //     concurrent clients recorded (invocation and return times, outcomes) is
 //     checked per key with porcupine against a sequential string/counter
 //     model. An operation whose outcome the client never learned (a timeout,
-//     a dropped connection, an error reply of a write) may or may not have
+//     a dropped connection, an error reply other than CLUSTERDOWN, which the
+//     cluster sends only for a command it did not run) may or may not have
 //     taken effect: it is kept with an open end, so the checker may place it
-//     anywhere after its invocation, or nowhere for its effect. 0 violations
-//     are allowed.
+//     anywhere after its invocation, or nowhere for its effect. Those that
+//     cannot change the verdict are pruned first (prune.go): elections leave
+//     too many for porcupine's search otherwise. 0 violations are allowed.
 //   - No acknowledged write is lost: after the faults heal, a final read of
 //     every key (through a node that can write) must reflect every SET and
 //     INCR a client was told succeeded (CheckLostWrites).

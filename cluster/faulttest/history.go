@@ -27,7 +27,8 @@ const (
 	// the reply.
 	OK Outcome = iota
 	// Failed: the operation certainly had no effect (the client could not
-	// even connect, so the command was never sent).
+	// even connect, so the command was never sent; or the reply was
+	// CLUSTERDOWN: no leader was known, so the command was not run).
 	Failed
 	// Unknown: the client never learned whether it took effect (a
 	// timeout, a connection that died after the command was sent, or an

@@ -9,6 +9,7 @@ import (
 	"math/rand/v2"
 	"net"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -139,15 +140,22 @@ func do(rc *redis.Client, w workload, op *Op) error {
 	}
 }
 
-// classify maps a client error to an outcome: only a failed dial proves
-// the command was never sent; anything else after sending (a timeout, a
-// dead connection, an error reply such as TRYAGAIN) leaves it unknown.
+// classify maps a client error to an outcome: a failed dial proves the
+// command was never sent, and a CLUSTERDOWN reply that it was never run
+// (the cluster's contract: a node that knows no leader rejects the
+// command before running or forwarding it; the harness holds it to that).
+// Anything else after sending (a timeout, a dead connection, another error
+// reply such as TRYAGAIN) leaves the outcome unknown.
 func classify(err error) (Outcome, string) {
 	if err == nil {
 		return OK, ""
 	}
 	var oe *net.OpError
 	if errors.As(err, &oe) && oe.Op == "dial" {
+		return Failed, err.Error()
+	}
+	var reply redis.Error
+	if errors.As(err, &reply) && strings.HasPrefix(err.Error(), "CLUSTERDOWN ") {
 		return Failed, err.Error()
 	}
 	return Unknown, err.Error()

@@ -95,10 +95,27 @@ var kvModel = porcupine.Model{
 	},
 }
 
-// porcupineOps converts the SET, GET and INCR operations of h: failed ones
+// porcupineOps converts the SET, GET and INCR operations of h after
+// pruning the unknown writes that cannot change the verdict
+// (pruneUnknown), key by key.
+func porcupineOps(h History) []porcupine.Operation {
+	byKey := h.byKey()
+	keys := make([]string, 0, len(byKey))
+	for k := range byKey {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var pruned History
+	for _, k := range keys {
+		pruned = append(pruned, pruneUnknown(byKey[k])...)
+	}
+	return toPorcupine(pruned)
+}
+
+// toPorcupine converts the SET, GET and INCR operations of h: failed ones
 // and reads of unknown outcome are left out (they had no effect), writes of
 // unknown outcome get an infinite return.
-func porcupineOps(h History) []porcupine.Operation {
+func toPorcupine(h History) []porcupine.Operation {
 	var ops []porcupine.Operation
 	for _, op := range h {
 		if op.Kind == Throttle || op.Outcome == Failed || (op.Kind == Get && op.Outcome == Unknown) {
