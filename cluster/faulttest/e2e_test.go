@@ -166,7 +166,9 @@ func TestClusterFaults(t *testing.T) {
 func TestHarnessCatchesVolatileNode(t *testing.T) {
 	c := newSingleNode(t, false)
 	w := defaultWorkload(0)
-	w.burst = 20 // a fresh burst of 21 outweighs the tokens the restart's own time refills
+	// A fresh burst of 21 at 2 tokens a second: the restart's own time
+	// (even seconds on a loaded machine) refills far less than it hands out.
+	w.burst, w.count = 20, 2
 	sched := Schedule{Steps: []Step{{Act: Kill9, Wait: 100 * time.Millisecond}, {Act: Restart, Wait: 500 * time.Millisecond}, {Act: HealAll}}}
 	time.Sleep(300 * time.Millisecond)
 	res := runSchedule(c, w, sched)
