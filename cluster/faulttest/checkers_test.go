@@ -181,30 +181,31 @@ func throttleOps(allowedAt []int64, limitedAt []int64, unknownAt []int64) Histor
 func TestThrottleChecker(t *testing.T) {
 	const burst, period = 2, 100 * time.Millisecond // 3 at once, then one per 100 ms
 	cases := []struct {
-		name       string
-		violations bool
-		h          History
+		name         string
+		strict, loos bool // violations expected of the strict and the loose bound
+		h            History
 	}{
-		{"burst then steady rate", false, throttleOps(
+		{"burst then steady rate", false, false, throttleOps(
 			[]int64{0, 1, 2, 100, 200, 300, 400}, []int64{3, 4, 50, 150}, nil)},
-		{"burst after a quiet spell", false, throttleOps(
+		{"burst after a quiet spell", false, false, throttleOps(
 			[]int64{0, 1, 2, 1000, 1001, 1002}, nil, nil)},
-		{"four at once", true, throttleOps(
+		{"four at once", true, true, throttleOps(
 			[]int64{0, 1, 2, 3}, nil, nil)},
-		{"too fast after the burst", true, throttleOps(
+		{"too fast after the burst", true, true, throttleOps(
 			[]int64{0, 1, 2, 100, 150, 200}, nil, nil)},
-		{"a forgotten burst after failover", true, throttleOps(
+		{"a forgotten burst after failover", true, true, throttleOps(
 			[]int64{0, 1, 2, 500, 501, 502, 503, 504, 505}, nil, nil)},
-		{"unknown calls before can explain extra", false, throttleOps(
+		{"unknown calls before excuse extra only in the loose bound", true, false, throttleOps(
 			[]int64{0, 1, 2, 3, 4}, nil, []int64{0, 0})},
-		{"unknown calls after the window do not", true, throttleOps(
+		{"unknown calls after the window excuse nothing", true, true, throttleOps(
 			[]int64{0, 1, 2, 3, 4}, nil, []int64{900, 901})},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			r := CheckThrottle(c.h, "L", burst, period)
-			if (r.Violations > 0) != c.violations {
-				t.Fatalf("violations %d (worst: %s), want violations: %v", r.Violations, r.Worst, c.violations)
+			if (r.Violations > 0) != c.strict || (r.LooseViolations > 0) != c.loos {
+				t.Fatalf("violations %d strict, %d loose (worst: %s); want strict %v, loose %v",
+					r.Violations, r.LooseViolations, r.Worst, c.strict, c.loos)
 			}
 			if r.Windows == 0 {
 				t.Fatal("no window checked")

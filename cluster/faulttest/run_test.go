@@ -59,7 +59,8 @@ func (r runResult) report() string {
 		fmt.Fprintf(&b, "lost: %s\n", l)
 	}
 	if r.thr.Violations > 0 {
-		fmt.Fprintf(&b, "CL.THROTTLE: %d windows over the bound, worst: %s\n", r.thr.Violations, r.thr.Worst)
+		fmt.Fprintf(&b, "CL.THROTTLE: %d windows over the bound (%d even with the unknown calls), worst: %s\n",
+			r.thr.Violations, r.thr.LooseViolations, r.thr.Worst)
 	}
 	return b.String()
 }
