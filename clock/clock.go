@@ -64,4 +64,33 @@ func (m *Manual) Advance(d time.Duration) { m.ns.Add(int64(d)) }
 var (
 	_ Clock = (*Monotonic)(nil)
 	_ Clock = (*Manual)(nil)
+	_ Clock = (*Floor)(nil)
 )
+
+// Floor is a clock that never reads below a floor that can only rise: a
+// replicated node raises it to the timestamp of every entry it applies, so
+// that when it becomes the leader its time continues from the last leader's
+// and a node whose own clock lags cannot hand out fresh limits.
+type Floor struct {
+	base  Clock
+	floor atomic.Int64
+}
+
+// NewFloor returns base floored at 0 until Raise is called.
+func NewFloor(base Clock) *Floor { return &Floor{base: base} }
+
+// Now returns the later of the base clock and the floor.
+func (f *Floor) Now() int64 { return max(f.base.Now(), f.floor.Load()) }
+
+// Raise lifts the floor to ns if it is below.
+func (f *Floor) Raise(ns int64) {
+	for {
+		cur := f.floor.Load()
+		if ns <= cur || f.floor.CompareAndSwap(cur, ns) {
+			return
+		}
+	}
+}
+
+// Level returns the floor.
+func (f *Floor) Level() int64 { return f.floor.Load() }

@@ -31,3 +31,20 @@ func TestManual(t *testing.T) {
 		t.Fatalf("got %d", m.Now())
 	}
 }
+
+func TestFloor(t *testing.T) {
+	base := NewManual(100)
+	f := NewFloor(base)
+	if f.Now() != 100 {
+		t.Fatalf("Now = %d, want the base 100", f.Now())
+	}
+	f.Raise(500)
+	f.Raise(300) // never lowers
+	if f.Now() != 500 || f.Level() != 500 {
+		t.Fatalf("Now = %d, Level = %d, want 500", f.Now(), f.Level())
+	}
+	base.Set(700)
+	if f.Now() != 700 {
+		t.Fatalf("Now = %d, want the base 700 once it passes the floor", f.Now())
+	}
+}

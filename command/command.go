@@ -59,6 +59,13 @@ const (
 	// Blocking marks a command that may block the client until a key it
 	// names changes (BLPOP and its kin).
 	Blocking
+	// Leader marks a command that names no key yet runs on a cluster's
+	// leader, where the keyspace is: the transaction commands (MULTI,
+	// EXEC, DISCARD, UNWATCH), TIME (the leader's clock decides expiry)
+	// and SCRIPT KILL (scripts run there). Commands with keys, or flagged
+	// Write, Readonly, Keyspace, Scripting or Blocking, run there without
+	// it. Internal, not reported by COMMAND.
+	Leader
 )
 
 // flagNames are the names COMMAND reports, in Redis's order.

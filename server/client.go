@@ -68,6 +68,15 @@ type client struct {
 
 	logUpto int64 // durability position the pending replies depend on
 	logDone int64 // durability position already known to be durable
+	// replWait: a command of the pending replies touched the keyspace on a
+	// cluster node, so they wait for Replication.Wait even if logUpto is
+	// known committed: Wait also confirms leadership (set by end).
+	replWait bool
+
+	// Forwarding to the cluster's leader (forward.go): fwd belongs to the
+	// connection goroutine; fwdConn is its upstream connection, for kill.
+	fwd     *forwarder
+	fwdConn atomic.Pointer[net.Conn]
 
 	// Pub/sub and client-side caching (pubsub.go, tracking.go).
 	out     outQueue    // output from other connections (outq.go)
@@ -154,6 +163,7 @@ func (s *Server) serveConn(c *client) {
 		c.unwatchAll()
 		c.unsubscribeAll()
 		c.leaveBlocked()
+		c.resetForward()
 		s.track.disable(c)
 		c.conn.Close()
 		s.removeClient(c)
@@ -241,6 +251,9 @@ func (c *client) process() bool {
 		c.rbs.Store(r)
 	}
 	c.releaseScriptLock()
+	if c.fwd != nil {
+		c.drainForwards() // before the replies are written: theirs come in order
+	}
 	if !c.syncLog() || !c.flush() || c.quit {
 		return false
 	}
@@ -278,6 +291,9 @@ func socketFD(nc net.Conn) int {
 func (c *client) kill() {
 	c.killed.Store(true)
 	c.conn.SetDeadline(time.Unix(1, 0))
+	if up := c.fwdConn.Load(); up != nil { // a read from the leader (forward.go)
+		(*up).SetDeadline(time.Unix(1, 0))
+	}
 }
 
 // lookupCommand is s.table.Lookup, remembering the last name.
@@ -375,8 +391,15 @@ func (c *client) waitFor(pos int64) {
 // syncLog waits until the log holds what the pending replies depend on:
 // everything their commands wrote and everything they read. If the log
 // cannot be written, the replies are not sent: the connection closes, so no
-// client is told of a write that was not logged.
+// client is told of a write that was not logged. On a cluster node,
+// syncRepl waits instead.
 func (c *client) syncLog() bool {
+	if c.s.repl != nil { // a cluster node: replwait.go
+		if c.replWait {
+			c.syncRepl()
+		}
+		return true
+	}
 	if c.logUpto <= c.logDone {
 		return true
 	}

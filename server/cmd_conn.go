@@ -65,6 +65,7 @@ func cmdReset(x *Ctx) {
 	c := x.c
 	c.setMulti(nil)
 	c.unwatchAll()
+	c.resetForward() // the upstream's transaction, watches, database go with it
 	c.unsubscribeAll()
 	x.s.track.disable(c)
 	c.setDB(0)

@@ -221,7 +221,15 @@ func infoStats(s *Server, b *strings.Builder, _ int64) {
 	field(b, "total_error_replies", s.stats.errorReplies.Load())
 }
 
+// infoReplication is the cluster's fields, verbatim and in its order, on
+// a cluster node (role first); Redis's standalone fields otherwise.
 func infoReplication(s *Server, b *strings.Builder, _ int64) {
+	if s.repl != nil {
+		for _, f := range s.repl.Info() {
+			field(b, f[0], f[1])
+		}
+		return
+	}
 	field(b, "role", "master")
 	field(b, "connected_slaves", 0)
 	field(b, "master_repl_offset", 0)

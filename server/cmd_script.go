@@ -31,7 +31,7 @@ func scriptingCommands() []*Command {
 					Summary: "Determines whether server-side Lua scripts exist in the script cache.", Handler: cmdScriptExists},
 				{Name: "flush", Arity: -2, Flags: command.NoScript | command.Scripting, Args: "[ASYNC|SYNC]", Since: "2.6.0",
 					Summary: "Removes all server-side Lua scripts from the script cache.", Handler: cmdScriptFlush},
-				{Name: "kill", Arity: 2, Flags: command.NoScript | command.AllowBusy, Since: "2.6.0",
+				{Name: "kill", Arity: 2, Flags: command.NoScript | command.AllowBusy | command.Leader, Since: "2.6.0",
 					Summary: "Terminates a server-side Lua script during execution.", Handler: cmdScriptKill},
 				{Name: "help", Arity: 2, Flags: command.Loading | command.Stale, Since: "5.0.0",
 					Summary: "Returns helpful text about the different subcommands.", Handler: subcommandHelp},

@@ -15,7 +15,7 @@ func serverCommands() []*Command {
 			Summary: "Returns information and statistics about the server.", Handler: cmdInfo},
 		{Name: "config", Arity: -2, Flags: command.Admin | command.NoScript | command.Loading | command.Stale, Group: "server", Since: "2.0.0",
 			Summary: "A container for server configuration commands.", Subs: configSubcommands()},
-		{Name: "time", Arity: 1, Flags: command.Loading | command.Stale | command.Fast | command.Random, Group: "server", Since: "2.6.0",
+		{Name: "time", Arity: 1, Flags: command.Loading | command.Stale | command.Fast | command.Random | command.Leader, Group: "server", Since: "2.6.0",
 			Summary: "Returns the server time.", Handler: cmdTime},
 		{Name: "dbsize", Arity: 1, Flags: command.Readonly | command.Fast, Group: "server", Since: "1.0.0",
 			Summary: "Returns the number of keys in the database.", Handler: cmdDBSize},

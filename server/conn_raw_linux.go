@@ -228,3 +228,26 @@ func rawWrite(fd int, b []byte) (int, error) {
 	}
 	return int(n), nil
 }
+
+// peerGone reports whether the client has closed its side of the socket or
+// the socket failed, without consuming input (MSG_PEEK): a forwarded
+// blocking command checks it while it waits (forward.go). False when
+// unknown (no descriptor, outside serveRaw's callback).
+func (c *client) peerGone() bool {
+	if c.fd < 0 {
+		return false
+	}
+	var b [1]byte
+	for {
+		n, _, err := syscall.Recvfrom(c.fd, b[:], syscall.MSG_PEEK|syscall.MSG_DONTWAIT)
+		switch {
+		case err == syscall.EINTR:
+			continue
+		case err == syscall.EAGAIN:
+			return false
+		case err != nil:
+			return true
+		}
+		return n == 0
+	}
+}

@@ -20,3 +20,7 @@ func (c *client) writeRaw(b []byte) error {
 	_, err := c.conn.Write(b)
 	return err
 }
+
+// peerGone reports false: without the raw socket loop there is no
+// descriptor to look at without reading (forward.go).
+func (c *client) peerGone() bool { return false }

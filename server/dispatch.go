@@ -52,11 +52,15 @@ func truncate(b []byte, n int) string {
 	return string(b)
 }
 
-// handle runs one request: lookup, checks, MULTI queueing, then the call.
+// handle runs one request: lookup, forwarding to the cluster's leader,
+// checks, MULTI queueing, then the call.
 // The checks come in Redis's order: existence (command, then subcommand),
 // arity, authentication. Inside MULTI a rejected command makes EXEC fail.
 func (s *Server) handle(c *client, args [][]byte) {
 	cmd := c.lookupCommand(args[0])
+	if s.repl != nil && c.forwarded(cmd, args) {
+		return // the leader runs it (forward.go)
+	}
 	errText := ""
 	switch {
 	case cmd == nil:

@@ -1,15 +1,27 @@
 // Package server is Turnstile's Redis-protocol server: connections, the
 // dispatcher, the command families (cmd_<family>.go, like Redis's t_*.c)
 // and the execution contract below, which scripting (package script,
-// scripting.go) and replication (package cluster, to come) plug into.
+// scripting.go) and replication (package cluster, through the Replication
+// interface of replication.go) plug into.
 //
 // # One request
 //
 //	connection loop (client.go) -> resp.Reader -> command table lookup
+//	-> on a cluster node that is not the leader, a keyspace command is
+//	   forwarded (forward.go) and its reply relayed, in request order
 //	-> checks (arity, subcommand, auth, loading, MISCONF, MULTI queue)
 //	-> execution: now, shard locks -> handler (Ctx) -> effects
 //	-> end: append effects to Durability, stamp shard marks, fold read
-//	   marks, unlock -> Durability.Wait -> resp.Writer -> socket
+//	   marks, unlock -> Durability.Wait (on a cluster node
+//	   Replication.Wait, which also confirms leadership: replwait.go)
+//	-> resp.Writer -> socket
+//
+// A cluster node's forwarded requests of one pipelined batch go to the
+// leader in one write; their replies are read back before any local
+// command of the batch answers and before the batch's replies are
+// written, so replies keep request order. Which commands are forwarded is
+// read from the command table (runsOnLeader); the rest (connection state,
+// INFO, CONFIG, pub/sub, RAFT.*) run on the node they reach.
 //
 // # The execution contract
 //
@@ -128,6 +140,10 @@
 //     map updates and wake-ups, which do not block.
 //   - Server.mu guards the listener and the client registry; it is never
 //     held while a shard lock is taken.
+//   - Forwarding (forward.go) waits for the leader holding nothing: no
+//     shard lock (it runs outside executions) and not the script lock
+//     (released first). A client's upstream belongs to its connection
+//     goroutine; kill reaches it only through client.fwdConn.
 //   - A client's own fields belong to its connection goroutine; the fields
 //     CLIENT LIST reads from other connections are atomics or under
 //     client.mu (client.go).

@@ -371,6 +371,9 @@ func (s *Server) end(c *client, ex *execution) {
 		if ex.readsAll {
 			c.waitFor(d.Tail())
 		}
+		if s.repl != nil && (len(ex.locks.items) > 0 || ex.readsAll) {
+			c.replWait = true // Wait confirms leadership too (replwait.go)
+		}
 	}
 	clear(ex.opArgs) // the effects are encoded: the op arguments may go
 	ex.opArgs, ex.opBytes = ex.opArgs[:0], ex.opBytes[:0]

@@ -90,7 +90,7 @@ func (m *multiState) queue(cmd *Command, args [][]byte) {
 }
 
 func transactionCommands() []*Command {
-	const f = command.NoQueue | command.NoScript | command.Loading | command.Stale
+	const f = command.NoQueue | command.NoScript | command.Loading | command.Stale | command.Leader
 	return []*Command{
 		{Name: "multi", Arity: 1, Flags: f | command.Fast | command.AllowBusy, Group: "transactions", Since: "1.2.0",
 			Summary: "Starts a transaction.", Handler: cmdMulti},
@@ -100,7 +100,7 @@ func transactionCommands() []*Command {
 			Summary: "Discards a transaction.", Handler: cmdDiscard},
 		{Name: "watch", Arity: -2, Flags: f | command.Fast | command.AllowBusy, FirstKey: 1, LastKey: -1, Step: 1, Group: "transactions", Since: "2.2.0",
 			Summary: "Monitors changes to keys to determine the execution of a transaction.", Handler: cmdWatch},
-		{Name: "unwatch", Arity: 1, Flags: command.NoScript | command.Loading | command.Stale | command.Fast | command.AllowBusy, Group: "transactions", Since: "2.2.0",
+		{Name: "unwatch", Arity: 1, Flags: command.NoScript | command.Loading | command.Stale | command.Fast | command.AllowBusy | command.Leader, Group: "transactions", Since: "2.2.0",
 			Summary: "Forgets about watched keys of a transaction.", Handler: cmdUnwatch},
 	}
 }

@@ -35,6 +35,10 @@ type Replication interface {
 	// (self), and otherwise the RESP address of the leader to forward them
 	// to ("" when no leader is known: the command fails with CLUSTERDOWN).
 	Route() (leader string, self bool)
+	// StaleReads reports whether read-only commands run on this node
+	// although it is not the leader (an opt-in: the replies may be stale,
+	// and Wait does not confirm anything for them).
+	StaleReads() bool
 	// Info returns the fields of INFO replication, in order.
 	Info() [][2]string
 	// Admin runs one RAFT.* command (args[0] is its name) and returns its
@@ -59,7 +63,35 @@ func (s *Server) ResetKeyspace() {
 	}
 }
 
-// Dump returns a point-in-time dump of the keyspace, as it is when Dump
-// returns, whatever changes after: a Raft snapshot of the state machine.
-// The dump must be called exactly once.
-func (s *Server) Dump() persistence.DumpFunc { return s.freeze(nil) }
+// Dump returns a point-in-time dump of the keyspace, as it is at the
+// instant Dump calls at (while it holds every shard lock, so no execution
+// is between changing memory and appending its effects), whatever changes
+// after: a Raft snapshot of the state machine. If at returns false the
+// dump is abandoned and Dump returns nil. Otherwise the returned DumpFunc
+// must be called exactly once; until it returns, other dumps (SAVE) wait.
+func (s *Server) Dump(at func() bool) persistence.DumpFunc {
+	p := &s.persist
+	p.dumpMu.Lock()
+	ok := true
+	dump := s.freeze(func() { ok = at() })
+	if !ok {
+		for _, db := range s.dbs {
+			db.EndSnapshot()
+		}
+		p.dumpMu.Unlock()
+		return nil
+	}
+	return func(emit persistence.EmitFunc) error {
+		defer p.dumpMu.Unlock()
+		return dump(emit)
+	}
+}
+
+// Quiesce runs f while holding every shard lock: no execution is between
+// changing memory and appending its effects while f runs.
+func (s *Server) Quiesce(f func()) {
+	all := lockSet{all: true}
+	all.lock(s)
+	defer all.unlock(s)
+	f()
+}

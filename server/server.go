@@ -204,7 +204,7 @@ func New(cfg Config) (*Server, error) {
 		connectionCommands(), serverCommands(), transactionCommands(),
 		stringCommands(), keyCommands(), objectCommands(), throttleCommands(), persistCommands(),
 		setCommands(), hashCommands(), zsetCommands(), listCommands(), blockingCommands(), streamCommands(),
-		pubsubCommands(), scriptingCommands(),
+		pubsubCommands(), scriptingCommands(), raftCommands(),
 		cfg.extraCommands,
 	)
 	s.blocked.init(s.dbs)

@@ -56,6 +56,7 @@ func newFlagSet(cfg *server.Config, rt *runtimeConfig) *flag.FlagSet {
 	fs.StringVar(&rt.cpuProfile, "cpuprofile", "", "write a CPU profile to this file until shutdown (performance work)")
 	fs.Int64Var(&rt.memLimit, "gomemlimit", rt.memLimit, "Go soft memory limit in bytes (GOMEMLIMIT); 0 = none")
 	fs.Int64Var(&rt.gcFloor, "gc-floor", rt.gcFloor, "bytes of untouched address space the Go GC counts as heap, so a small heap is not collected after every few hundred KiB of garbage (0 = none)")
+	rt.cluster.register(fs)
 	return fs
 }
 
@@ -82,6 +83,8 @@ type runtimeConfig struct {
 	gcFloor   int64 // bytes of never-touched heap (a ballast); 0: none
 
 	cpuProfile string // write a CPU profile here while running
+
+	cluster clusterFlags // a replicated node's flags (cluster.go)
 }
 
 // defaultGCPercent is lower than Go's 100: almost all of the heap is

@@ -68,6 +68,10 @@ func run(ctx context.Context, args []string, logOut io.Writer) error {
 	}
 	logger := slog.New(slog.NewTextHandler(logOut, &slog.HandlerOptions{Level: logLevel}))
 	cfg.Logger = logger
+	node, err := rt.cluster.newNode(&cfg, logger)
+	if err != nil {
+		return err
+	}
 	srv, err := server.New(cfg)
 	if err != nil {
 		return err
@@ -75,6 +79,13 @@ func run(ctx context.Context, args []string, logOut io.Writer) error {
 	ln, err := srv.Listen()
 	if err != nil {
 		return err
+	}
+	if node != nil {
+		if err := node.Start(srv); err != nil {
+			ln.Close()
+			return err
+		}
+		defer node.Close()
 	}
 	logger.Info("turnstile starting", "version", server.TurnstileVersion, "redis_version", server.Version,
 		"go", runtime.Version(), "shards", cfg.Shards, "pid", os.Getpid())

@@ -1,0 +1,190 @@
+package cluster
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+)
+
+var ctx = context.Background()
+
+func TestReplicatesEveryKindOfWrite(t *testing.T) {
+	tc := newTestCluster(t)
+	tc.three()
+	l := tc.leader()
+	c := l.client
+	for i := 0; i < 50; i++ {
+		k := fmt.Sprint("k", i)
+		must(t, c.Set(ctx, k, i, 0).Err())
+		must(t, c.Incr(ctx, "counter").Err())
+		must(t, c.HSet(ctx, "h", k, i).Err())
+		must(t, c.ZAdd(ctx, "z", redisZ(float64(i), k)).Err())
+		must(t, c.RPush(ctx, "l", k).Err())
+		must(t, c.Do(ctx, "CL.THROTTLE", "rl", 10, 1, 60).Err())
+	}
+	must(t, c.Expire(ctx, "k1", time.Hour).Err())
+	must(t, c.Del(ctx, "k2").Err())
+	tx := c.TxPipeline()
+	tx.Set(ctx, "tx1", "a", 0)
+	tx.Incr(ctx, "tx2")
+	_, err := tx.Exec(ctx)
+	must(t, err)
+	must(t, c.Eval(ctx, "redis.call('SET', KEYS[1], ARGV[1]); return redis.call('INCR', KEYS[2])", []string{"s1", "s2"}, "v").Err())
+	ks := tc.converge()
+	if len(ks) != 50-1+9 {
+		t.Fatalf("%d keys replicated, want 58", len(ks))
+	}
+}
+
+func TestFailoverKeepsLimitsAndTime(t *testing.T) {
+	tc := newTestCluster(t)
+	tc.three()
+	l := tc.leader()
+	// burst 4 (5 requests), one per minute: the 6th is refused.
+	for i := 0; i < 5; i++ {
+		r := throttle(t, l, "user")
+		if r[0] != 0 {
+			t.Fatalf("request %d refused: %v", i+1, r)
+		}
+	}
+	if r := throttle(t, l, "user"); r[0] != 1 {
+		t.Fatalf("6th request allowed before failover: %v", r)
+	}
+	before := l.node.clock.Now()
+	l.stop()
+	nl := tc.leader()
+	if nl == l {
+		t.Fatal("the stopped node is still the leader")
+	}
+	if nl.node.clock.Now() < before {
+		t.Fatalf("new leader's clock %d runs behind the old leader's last %d", nl.node.clock.Now(), before)
+	}
+	r := throttle(t, nl, "user")
+	if r[0] != 1 || r[2] != 0 {
+		t.Fatalf("after failover the limit was forgotten: %v", r)
+	}
+	// The old leader comes back with its data and follows.
+	tc.start(l.id, false, "", nil)
+	tc.converge()
+}
+
+func TestLaggingClockCannotResetLimits(t *testing.T) {
+	tc := newTestCluster(t)
+	tc.start("n1", true, "", nil)
+	l := tc.leader()
+	slow := newLagClock(-time.Hour) // an hour behind the leader
+	tc.start("n2", false, l.addr, slow)
+	tc.start("n3", false, l.addr, slow)
+	tc.waitMembers(l, 3)
+	for i := 0; i < 5; i++ {
+		throttle(t, l, "k")
+	}
+	tc.converge()
+	l.stop()
+	nl := tc.leader()
+	if r := throttle(t, nl, "k"); r[0] != 1 {
+		t.Fatalf("a leader whose clock lags an hour reset the limit: %v", r)
+	}
+}
+
+func TestNoQuorumFailsWritesQuickly(t *testing.T) {
+	tc := newTestCluster(t)
+	tc.three()
+	l := tc.leader()
+	must(t, l.client.Set(ctx, "before", "1", 0).Err())
+	for _, n := range tc.running() {
+		if n != l {
+			n.stop()
+		}
+	}
+	start := time.Now()
+	var err error
+	for time.Since(start) < 5*time.Second {
+		if err = l.client.Set(ctx, "after", "1", 0).Err(); err != nil {
+			break
+		}
+	}
+	took := time.Since(start)
+	if err == nil {
+		t.Fatal("writes kept succeeding without a quorum")
+	}
+	if !strings.HasPrefix(err.Error(), "TRYAGAIN") && !strings.HasPrefix(err.Error(), "CLUSTERDOWN") {
+		t.Fatalf("write without quorum failed with %v, want TRYAGAIN or CLUSTERDOWN", err)
+	}
+	if took > 2*time.Second {
+		t.Fatalf("a write without quorum took %v to fail", took)
+	}
+	t.Logf("first write to fail without a quorum failed after %v: %v", took, err)
+	// The deposed leader rebuilt its memory: what never committed is gone,
+	// what committed is there.
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		ks := dumpOf(t, l.srv)
+		_, hasBefore := ks[`0 "before"`]
+		_, hasAfter := ks[`0 "after"`]
+		if hasBefore && !hasAfter {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("deposed leader's memory: before=%v after=%v", hasBefore, hasAfter)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func TestRestartedNodeAndSnapshotCatchUp(t *testing.T) {
+	tc := newTestCluster(t)
+	tc.tweak = func(c *Config) {
+		c.SnapshotThreshold, c.TrailingLogs, c.SnapshotInterval = 64, 16, 100*time.Millisecond
+	}
+	tc.three()
+	l := tc.leader()
+	var lagging *tnode
+	for _, n := range tc.running() {
+		if n != l {
+			lagging = n
+			break
+		}
+	}
+	lagging.stop()
+	for i := 0; i < 2000; i++ {
+		must(t, l.client.Set(ctx, fmt.Sprint("key", i%500), i, 0).Err())
+		must(t, l.client.Do(ctx, "CL.THROTTLE", fmt.Sprint("rl", i%100), 100, 10, 60).Err())
+	}
+	waitFor(t, "a leader snapshot", func() bool {
+		metas, _ := l.node.snaps.List()
+		return len(metas) > 0
+	})
+	tc.start(lagging.id, false, "", nil) // its log is behind the leader's snapshot
+	ks := tc.converge()
+	if len(ks) != 600 {
+		t.Fatalf("%d keys, want 600", len(ks))
+	}
+	// A new node joins and catches up from a snapshot too.
+	tc.start("n4", false, l.addr, nil)
+	tc.waitMembers(l, 4)
+	tc.converge()
+	// Remove it again.
+	must(t, l.client.Do(ctx, "RAFT.NODE", "REMOVE", "n4").Err())
+	tc.waitMembers(l, 3)
+}
+
+func TestRaftInfoAndInit(t *testing.T) {
+	tc := newTestCluster(t)
+	n := tc.start("solo", false, "", nil)
+	must(t, n.client.Do(ctx, "RAFT.CLUSTER", "INIT").Err())
+	if err := n.client.Do(ctx, "RAFT.CLUSTER", "INIT").Err(); err == nil || !strings.Contains(err.Error(), "already") {
+		t.Fatalf("second INIT: %v", err)
+	}
+	tc.leader()
+	must(t, n.client.Set(ctx, "a", "b", 0).Err())
+	info, err := n.client.Do(ctx, "RAFT.INFO").Text()
+	must(t, err)
+	for _, want := range []string{"role:master", "raft_node_id:solo", "raft_state:leader", "raft_num_nodes:1", "id=solo"} {
+		if !strings.Contains(info, want) {
+			t.Errorf("RAFT.INFO lacks %q:\n%s", want, info)
+		}
+	}
+}

@@ -1,0 +1,107 @@
+package cluster
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestIsolatedLeader: a leader cut off from the others fails its pending
+// and new writes within about a second (never acknowledging one that did
+// not commit), the majority elects a leader and goes on, clients of a
+// follower keep working through forwarding, and once healed the old leader
+// follows with exactly the committed state.
+func TestIsolatedLeader(t *testing.T) {
+	tc := newTestCluster(t)
+	tc.three()
+	old := tc.leader()
+	must(t, old.client.Set(ctx, "committed", "1", 0).Err())
+	throttle(t, old, "rl")
+	tc.converge()
+
+	old.node.sl.isolate(true)
+	start := time.Now()
+	var err error
+	acked := 0
+	for time.Since(start) < 5*time.Second {
+		if err = old.client.Incr(ctx, "cut-off").Err(); err != nil {
+			break
+		}
+		acked++
+	}
+	if err == nil || !(strings.HasPrefix(err.Error(), "TRYAGAIN") || strings.HasPrefix(err.Error(), "CLUSTERDOWN")) {
+		t.Fatalf("isolated leader: writes end with %v after %v", err, time.Since(start))
+	}
+	t.Logf("isolated leader: %d writes acknowledged before the cut was noticed, then %v after %v", acked, err, time.Since(start))
+
+	var nl *tnode
+	waitFor(t, "a new leader among the majority", func() bool {
+		for _, n := range tc.running() {
+			if n != old && n.node.open.Load() {
+				nl = n
+				return true
+			}
+		}
+		return false
+	})
+	var follower *tnode
+	for _, n := range tc.running() {
+		if n != old && n != nl {
+			follower = n
+		}
+	}
+	// Through the follower: forwarded to the new leader.
+	must(t, follower.client.Set(ctx, "after", "2", 0).Err())
+	if r := throttle(t, follower, "rl"); r[0] != 0 || r[2] != 3 {
+		t.Fatalf("CL.THROTTLE through a follower after failover: %v (want the second request of the burst)", r)
+	}
+	tx := follower.client.TxPipeline()
+	tx.Incr(ctx, "tx")
+	tx.Incr(ctx, "tx")
+	if _, err := tx.Exec(ctx); err != nil {
+		t.Fatalf("MULTI/EXEC through a follower: %v", err)
+	}
+	if v, err := follower.client.Eval(ctx, "return redis.call('INCRBY', KEYS[1], 5)", []string{"tx"}).Int(); err != nil || v != 7 {
+		t.Fatalf("EVAL through a follower: %d %v", v, err)
+	}
+
+	old.node.sl.isolate(false)
+	ks := tc.converge()
+	if _, ok := ks[`0 "cut-off"`]; ok && acked == 0 {
+		// Allowed only if some increment committed (its client may have
+		// had an error: outcome unknown), never invented.
+		t.Logf("cut-off exists after healing: a write from before the cut committed")
+	}
+	for _, k := range []string{`0 "committed"`, `0 "after"`, `0 "tx"`, `0 "rl"`} {
+		if _, ok := ks[k]; !ok {
+			t.Errorf("key %s lost", k)
+		}
+	}
+	if v, err := old.client.Get(ctx, "after").Result(); err != nil || v != "2" {
+		t.Fatalf("GET through the healed old leader: %q %v", v, err)
+	}
+}
+
+// TestStaleReadsOnFollowers: with StaleReads a follower answers GET from
+// its own memory, even cut off from the others.
+func TestStaleReadsOnFollowers(t *testing.T) {
+	tc := newTestCluster(t)
+	tc.tweak = func(c *Config) { c.StaleReads = true }
+	tc.three()
+	l := tc.leader()
+	for i := 0; i < 20; i++ {
+		must(t, l.client.Set(ctx, fmt.Sprint("k", i), i, 0).Err())
+	}
+	tc.converge()
+	var f *tnode
+	for _, n := range tc.running() {
+		if n != l {
+			f = n
+		}
+	}
+	f.node.sl.isolate(true)
+	if v, err := f.client.Get(ctx, "k7").Result(); err != nil || v != "7" {
+		t.Fatalf("stale read on an isolated follower: %q %v", v, err)
+	}
+}
