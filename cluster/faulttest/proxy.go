@@ -127,7 +127,8 @@ func (p *Proxy) serve(c *proxyConn, target string) {
 		c.client.Close()
 		return
 	}
-	c.blackholed = p.cut[pair{c.from, c.to}]
+	blackholed := p.cut[pair{c.from, c.to}]
+	c.blackholed = blackholed
 	p.conns[c] = struct{}{}
 	p.mu.Unlock()
 	defer func() {
@@ -136,7 +137,7 @@ func (p *Proxy) serve(c *proxyConn, target string) {
 		delete(p.conns, c)
 		p.mu.Unlock()
 	}()
-	if c.blackholed {
+	if blackholed { // c.blackholed is read under p.mu only: a cut may set it now
 		io.Copy(io.Discard, c.client) // until the peer gives up or heal closes it
 		return
 	}

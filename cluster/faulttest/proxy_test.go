@@ -9,6 +9,7 @@ import (
 	"net"
 	"os"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -185,5 +186,50 @@ func TestProxyTargetDownClosesConnection(t *testing.T) {
 	}
 	if !strings.HasPrefix(addr, "127.0.0.1:") {
 		t.Fatalf("proxy listens on %s", addr)
+	}
+}
+
+// Cuts and heals while connections are being accepted (run with -race):
+// every connection ends up forwarding, refused, or closed, never stuck.
+func TestProxyCutsRaceWithAccepts(t *testing.T) {
+	p, addr := proxyFixture(t)
+	stop := make(chan struct{})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for i := 0; i < 100000; i++ {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			p.SetMode(CutMode(i % 2))
+			p.Cut([2]int{1, 0})
+			p.Heal()
+		}
+	}()
+	var wg sync.WaitGroup
+	for g := 0; g < 8; g++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; i < 25; i++ {
+				d := net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP("127.0.0.2")}, Timeout: 2 * time.Second}
+				c, err := d.Dial("tcp", addr)
+				if err != nil {
+					continue
+				}
+				c.SetDeadline(time.Now().Add(100 * time.Millisecond))
+				io.WriteString(c, "x\n")
+				c.Read(make([]byte, 2)) // either outcome is fine
+				c.Close()
+			}
+		}()
+	}
+	wg.Wait()
+	close(stop)
+	<-done
+	if !roundTrip(t, dialFrom(t, "127.0.0.2", addr), "after", 2*time.Second) {
+		t.Fatal("no forwarding after the last heal")
 	}
 }
