@@ -134,7 +134,7 @@ func TestNoQuorumFailsWritesQuickly(t *testing.T) {
 	}
 }
 
-func TestRestartedNodeAndSnapshotCatchUp(t *testing.T) {
+func TestRestartedNodeSnapshotCatchUpAndMembership(t *testing.T) {
 	tc := newTestCluster(t)
 	tc.tweak = func(c *Config) {
 		c.SnapshotThreshold, c.TrailingLogs, c.SnapshotInterval = 64, 16, 100*time.Millisecond
@@ -169,6 +169,26 @@ func TestRestartedNodeAndSnapshotCatchUp(t *testing.T) {
 	// Remove it again.
 	must(t, l.client.Do(ctx, "RAFT.NODE", "REMOVE", "n4").Err())
 	tc.waitMembers(l, 3)
+	tc.nodes["n4"].stop()
+	// Replace a follower: remove it (through another follower, which
+	// passes the change to the leader), stop it, add a new node.
+	var gone, via *tnode
+	for _, n := range tc.running() {
+		if n != l && gone == nil {
+			gone = n
+		} else if n != l {
+			via = n
+		}
+	}
+	must(t, via.client.Do(ctx, "RAFT.NODE", "REMOVE", gone.id).Err())
+	tc.waitMembers(l, 2)
+	gone.stop()
+	tc.start("n5", false, via.addr, nil)
+	tc.waitMembers(l, 3)
+	must(t, l.client.Set(ctx, "after-replace", "1", 0).Err())
+	if got := len(tc.converge()); got != 601 {
+		t.Fatalf("%d keys after replacing a node, want 601", got)
+	}
 }
 
 func TestRaftInfoAndInit(t *testing.T) {

@@ -136,6 +136,7 @@ func (n *Node) closeEpochLocked() {
 	}
 	n.token = 0
 	n.open.Store(false)
+	n.sm.SetLeading(false)
 	if n.committed < n.seq {
 		n.addDeadLocked(n.committed+1, n.seq)
 		n.dirty = true

@@ -54,6 +54,7 @@ func (n *Node) becomeLeader() {
 			}
 			n.token = newToken()
 			n.epochStart, n.committed = n.seq, n.seq
+			n.sm.SetLeading(true)
 			n.open.Store(true)
 			opened = true
 		})

@@ -30,6 +30,9 @@ type StateMachine interface {
 	// Dump returns a point-in-time dump taken at the instant at runs
 	// (under every shard lock), or nil if at returns false.
 	Dump(at func() bool) persistence.DumpFunc
+	// SetLeading tells the keyspace whether this node leads: only the
+	// leader removes expired keys (and replicates the removals).
+	SetLeading(on bool)
 	// Quiesce runs f while no execution is between changing memory and
 	// appending its effects (under every shard lock).
 	Quiesce(f func())

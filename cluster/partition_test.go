@@ -105,3 +105,35 @@ func TestStaleReadsOnFollowers(t *testing.T) {
 		t.Fatalf("stale read on an isolated follower: %q %v", v, err)
 	}
 }
+
+// TestExpiryDecidedByLeader: followers whose clocks run an hour ahead keep
+// a key the leader still considers live (and goes on changing), and the
+// leader's removal of expired keys reaches them.
+func TestExpiryDecidedByLeader(t *testing.T) {
+	tc := newTestCluster(t)
+	tc.start("n1", true, "", nil)
+	l := tc.leader()
+	fast := newLagClock(time.Hour)
+	tc.start("n2", false, l.addr, fast)
+	tc.start("n3", false, l.addr, fast)
+	tc.waitMembers(l, 3)
+	must(t, l.client.HSet(ctx, "h", "f", 1).Err())
+	must(t, l.client.Expire(ctx, "h", time.Minute).Err())
+	time.Sleep(300 * time.Millisecond) // followers' active expiry would have run
+	must(t, l.client.HSet(ctx, "h", "g", 2).Err())
+	must(t, l.client.Set(ctx, "short", "v", 150*time.Millisecond).Err())
+	ks := tc.converge()
+	if _, ok := ks[`0 "h"`]; !ok {
+		t.Fatal("the hash the leader still holds is gone")
+	}
+	// The leader expires "short" and replicates the removal.
+	waitFor(t, "the expired key removed on every node", func() bool {
+		for _, n := range tc.running() {
+			if _, ok := dumpOf(t, n.srv)[`0 "short"`]; ok {
+				return false
+			}
+		}
+		return true
+	})
+	tc.converge()
+}

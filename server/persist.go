@@ -270,10 +270,16 @@ func (s *Server) dump(emit persistence.EmitFunc) error {
 // incremental file in at, so every effect is in exactly one of the new
 // base and the new file (persistence/rewrite.go). The DumpFunc must be
 // called once: it ends the snapshot.
-func (s *Server) freeze(at func()) persistence.DumpFunc {
+func (s *Server) freeze(at func()) persistence.DumpFunc { return s.freezeAt(at, -1) }
+
+// freezeAt is freeze with the time that decides which keys have expired:
+// -1 for the clock at the freeze, 0 to keep every key.
+func (s *Server) freezeAt(at func(), now int64) persistence.DumpFunc {
 	all := lockSet{all: true}
 	all.lock(s)
-	now := s.clock.Now()
+	if now < 0 {
+		now = s.clock.Now()
+	}
 	for _, db := range s.dbs {
 		db.BeginSnapshotLocked()
 	}

@@ -73,7 +73,7 @@ func (s *Server) Dump(at func() bool) persistence.DumpFunc {
 	p := &s.persist
 	p.dumpMu.Lock()
 	ok := true
-	dump := s.freeze(func() { ok = at() })
+	dump := s.freezeAt(func() { ok = at() }, 0) // expired keys too: followers keep them (SetLeading)
 	if !ok {
 		for _, db := range s.dbs {
 			db.EndSnapshot()
@@ -84,6 +84,19 @@ func (s *Server) Dump(at func() bool) persistence.DumpFunc {
 	return func(emit persistence.EmitFunc) error {
 		defer p.dumpMu.Unlock()
 		return dump(emit)
+	}
+}
+
+// SetLeading tells the server whether this cluster node is the leader.
+// The leader alone decides that a key has expired, by its clock: it
+// removes expired keys (lazily and actively) and replicates each removal
+// as a delete. Any other node hides expired keys from reads but keeps
+// them until the leader's delete arrives, so a node whose clock runs ahead
+// never drops a key the leader goes on changing.
+func (s *Server) SetLeading(on bool) {
+	s.leading.Store(on && s.repl != nil)
+	for _, db := range s.dbs {
+		db.SetKeepExpired(!on)
 	}
 }
 

@@ -146,6 +146,9 @@ type Server struct {
 	dirty  atomic.Int64 // changes since the last snapshot (rdb_changes_since_last_save)
 	dur    Durability   // nil: writes are not logged
 	repl   Replication  // nil: a server of its own (replication.go)
+	// leading: this cluster node is the leader and decides expiry
+	// (SetLeading); always false on a server of its own.
+	leading atomic.Bool
 
 	persist persistState
 	pubsub  pubsub        // channel and pattern subscriptions (pubsub.go)
@@ -198,7 +201,8 @@ func New(cfg Config) (*Server, error) {
 	s.dbs = make([]*shards.Map, cfg.Databases)
 	for i := range s.dbs {
 		s.dbs[i] = shards.NewWithLimit(cfg.Shards, cfg.maxKeysPerShard)
-		s.dbs[i].SetExpireHook(s.keyExpired)
+		s.dbs[i].SetExpireHook(func(key []byte) { s.keyExpired(i, key) })
+		s.dbs[i].SetKeepExpired(cfg.Replication != nil) // until this node leads (replication.go)
 	}
 	s.table = newTable(
 		connectionCommands(), serverCommands(), transactionCommands(),

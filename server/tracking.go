@@ -90,7 +90,12 @@ func (x *Ctx) noteChange(op persistence.Op, db int, key []byte) {
 
 // keyExpired is the keyspace's expire hook: a key removed by expiry is
 // invalidated like a changed one. key is valid only during the call.
-func (s *Server) keyExpired(key []byte) {
+func (s *Server) keyExpired(db int, key []byte) {
+	if s.leading.Load() {
+		// The leader replicates the removal: followers keep expired keys
+		// until told (replication.go).
+		s.repl.Append([]persistence.Effect{{Op: persistence.OpDel, DB: db, Key: key}})
+	}
 	if s.track.n.Load() != 0 {
 		s.track.invalidate(nil, []changed{{key: bytes.Clone(key)}})
 	}

@@ -32,6 +32,9 @@ func (m *Map) ExpireCycle(now int64, nShards int) int {
 // found more than a quarter of the keys it looked at expired). A visit that
 // stop ends while it finds nothing to remove does not ask for more.
 func (m *Map) ExpireShards(now int64, nShards int, stop func() bool) (removed int, more bool) {
+	if m.keepExpired.Load() {
+		return 0, false
+	}
 	if nShards > len(m.shards) {
 		nShards = len(m.shards)
 	}

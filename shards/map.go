@@ -37,6 +37,7 @@ type Map struct {
 
 	expiredKeys atomic.Int64     // keys removed because their expiry passed
 	onExpire    func(key []byte) // SetExpireHook's function, or nil
+	keepExpired atomic.Bool      // SetKeepExpired: expired keys are hidden, never removed
 	expireNext  atomic.Uint64    // next shard the active expiry cycle visits
 	mapped      atomic.Int64     // bytes of slot arrays mapped outside the Go heap
 }
@@ -158,6 +159,9 @@ func (m *Map) Lookup(key []byte, now int64) (Entry, Ref, bool) {
 	}
 	e := s.t.entry(r.i)
 	if e.Exp != 0 && e.Exp <= now {
+		if m.keepExpired.Load() {
+			return Entry{}, r, false // hidden, not removed: a Set through r replaces it
+		}
 		s.deleteAtLocked(r.i, key, e.Exp, false)
 		m.expired(key)
 		r.i = -1
@@ -172,6 +176,13 @@ func (m *Map) Lookup(key []byte, now int64) (Entry, Ref, bool) {
 // valid only during the call. fn must not use the Map. Set it before the
 // Map is shared (the server invalidates client-side caches with it).
 func (m *Map) SetExpireHook(fn func(key []byte)) { m.onExpire = fn }
+
+// SetKeepExpired makes reads hide expired keys without removing them and
+// stops active expiry (on), or restores both (off). A cluster follower
+// keeps expired keys: only the leader decides that a key is gone (by its
+// clock) and replicates the removal, so a follower whose clock runs ahead
+// never drops a key the leader still changes.
+func (m *Map) SetKeepExpired(on bool) { m.keepExpired.Store(on) }
 
 // expired counts one key removed by expiry and calls the hook.
 func (m *Map) expired(key []byte) {

@@ -137,6 +137,25 @@ func TestLazyExpiry(t *testing.T) {
 	}
 }
 
+// TestKeepExpired: a follower's map hides expired keys but removes none,
+// by reads or by the active cycle, until told it may again.
+func TestKeepExpired(t *testing.T) {
+	m := New(4)
+	const t0 = 1000 * sec
+	put(m, "k", IntEntry(1, t0))
+	m.SetKeepExpired(true)
+	if _, ok := get(m, "k", t0); ok {
+		t.Fatal("an expired key is visible")
+	}
+	if n, _ := m.ExpireShards(t0, 4, nil); n != 0 || m.Len() != 1 || m.ExpiredKeys() != 0 {
+		t.Fatalf("kept: cycle removed %d, Len %d, ExpiredKeys %d", n, m.Len(), m.ExpiredKeys())
+	}
+	m.SetKeepExpired(false)
+	if _, ok := get(m, "k", t0); ok || m.Len() != 0 || m.ExpiredKeys() != 1 {
+		t.Fatalf("released: visible %v, Len %d, ExpiredKeys %d", ok, m.Len(), m.ExpiredKeys())
+	}
+}
+
 func TestExpireCycle(t *testing.T) {
 	m := New(4)
 	const now = 1000 * sec
