@@ -51,9 +51,9 @@ func newSingleNode(t testing.TB, durable bool) *cluster {
 }
 
 // newRaftCluster starts size nodes: node 0 bootstraps, the others join it
-// one by one. Node i binds RESP and Raft on 127.0.0.(i+1) and advertises
+// one by one; extra arguments go to every node. Node i binds RESP and Raft on 127.0.0.(i+1) and advertises
 // its proxy as its Raft address.
-func newRaftCluster(t testing.TB, size int) *cluster {
+func newRaftCluster(t testing.TB, size int, extra ...string) *cluster {
 	path, ok := turnstileBinary(t)
 	if !ok {
 		t.Skip("the turnstile binary does not know --node-id yet (no cluster mode): cluster tests skipped")
@@ -76,6 +76,7 @@ func newRaftCluster(t testing.TB, size int) *cluster {
 		}
 		n.args = []string{"--bind", n.ip, "--port", strconv.Itoa(n.port), "--dir", n.dir, "--save", "",
 			"--loglevel", "notice", "--node-id", fmt.Sprintf("n%d", i+1), "--raft-addr", raftAddr, "--raft-advertise", adv}
+		n.args = append(n.args, extra...)
 		if i == 0 {
 			n.args = append(n.args, "--bootstrap")
 		} else {

@@ -47,7 +47,9 @@
 // Until the binary knows --node-id, the cluster tests skip and the same
 // harness runs against one node with appendonly and appendfsync always,
 // killed and restarted (TestSingleNodeFaults); TestHarnessCatchesVolatileNode
-// shows on real processes that each check fails a node that forgets.
+// shows on real processes that each check fails a node that forgets, and
+// TestHarnessCatchesStaleReads that the linearizability check fails a
+// cluster whose followers answer reads themselves (--stale-reads).
 //
 // Running it:
 //

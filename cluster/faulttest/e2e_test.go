@@ -186,3 +186,20 @@ func TestHarnessCatchesVolatileNode(t *testing.T) {
 		t.Errorf("no CL.THROTTLE window over the bound after the limiter was reset (closest: %s)", res.thr.Worst)
 	}
 }
+
+// TestHarnessCatchesStaleReads shows that the linearizability check fails
+// a cluster whose followers answer reads from their own memory
+// (--stale-reads, documented as stale): a follower cut off from the leader
+// keeps answering GET with values the majority has overwritten.
+func TestHarnessCatchesStaleReads(t *testing.T) {
+	c := newRaftCluster(t, 3, "--stale-reads")
+	sched := Schedule{Steps: []Step{{Act: SplitMaj, Target: Leader, Mode: Refuse, Wait: 1500 * time.Millisecond}, {Act: HealAll, Wait: 300 * time.Millisecond}}}
+	res := runSchedule(c, defaultWorkload(0), sched)
+	t.Log(res.summary())
+	if len(res.errs) > 0 {
+		t.Fatalf("harness errors: %v", res.errs)
+	}
+	if res.lin.Result == porcupine.Ok {
+		t.Error("porcupine accepted the history of followers answering stale reads")
+	}
+}
