@@ -158,8 +158,8 @@ func (x *Ctx) mayServe(key []byte, k shards.Kind) bool {
 		return true
 	}
 	r.mu.Lock()
+	defer r.mu.Unlock() // remove shifts the queue's elements in place
 	q := r.queues[blockKey{x.c.db, string(key), k, shard}]
-	r.mu.Unlock()
 	return len(q) == 0 || q[0] == x.c
 }
 
