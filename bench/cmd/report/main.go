@@ -92,12 +92,19 @@ func run(csvPath, metaPath, cmdPath, dir string) error {
 		}
 	}
 	md := markdown(res, m, cmds, charts)
-	// The scripting part (bench/scripts.sh, issue 11) writes its own table,
-	// SCRIPTS.md; it is appended when present, under a heading of its own.
-	if scripts, err := os.ReadFile(filepath.Join(dir, "SCRIPTS.md")); err == nil {
-		md += "\n#" + string(scripts)
-	} else if !errors.Is(err, fs.ErrNotExist) {
-		return err
+	// The scripting part (bench/scripts.sh, issue 11), the cluster's
+	// (bench/cluster.sh, issue 12) and the fault soak's summaries
+	// (cluster/faulttest, TURNSTILE_SOAK) write tables of their own; each
+	// is appended when present, under a heading of its own.
+	for _, part := range []string{"SCRIPTS.md", "CLUSTER.md", "FAULTS.md"} {
+		b, err := os.ReadFile(filepath.Join(dir, part))
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		md += "\n#" + string(b)
 	}
 	// The maintainers' reading of missed targets lives in ANALYSIS.md (by
 	// hand, it explains the numbers); it is appended when present.
