@@ -13,7 +13,10 @@
 #   ROUNDS=1 N=100000 bench/cluster.sh    # a quick check
 #
 # Nothing is pinned by default: the three nodes stand for three machines,
-# and Redis runs its commands on one thread whatever it is given. PIN=1
+# and Redis runs its commands on one thread whatever it is given. Each
+# node runs with GOMAXPROCS=NODE_PROCS (default 1: three nodes share the
+# machine's CPUs, as three one-core machines would; with the Go default
+# each node keeps as many threads spinning as there are CPUs). PIN=1
 # puts every server on CPU 0 (the three nodes then share the one core
 # Redis gets) and the clients on CPU 1. Order rotates each round. Medians
 # over ROUNDS; writes bench/CLUSTER.md and bench/out/cluster.csv.
@@ -25,11 +28,12 @@ ROUNDS=${ROUNDS:-3}
 N=${N:-300000} # requests per run at -P 16 (a tenth at -P 1)
 TMO=${TMO:-300}
 PIN=${PIN:-0}
+NODE_PROCS=${NODE_PROCS:-1}
 REPORT=${REPORT:-bench/CLUSTER.md}
 
 log() { printf '%s %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
 die() { log "ERROR: $*"; exit 1; }
-for v in ROUNDS N TMO; do [[ ${!v} =~ ^[1-9][0-9]*$ ]] || die "$v must be a positive integer"; done
+for v in ROUNDS N TMO NODE_PROCS; do [[ ${!v} =~ ^[1-9][0-9]*$ ]] || die "$v must be a positive integer"; done
 command -v redis-server >/dev/null && command -v redis-benchmark >/dev/null ||
 	{ apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq redis-server redis-tools >/dev/null; }
 
@@ -58,7 +62,7 @@ for i in 1 2 3; do
 	mkdir -p "$DATA/n$i"
 	flags=(--port "${CP[i]}" --node-id "n$i" --raft-addr "127.0.0.1:$rp" --dir "$DATA/n$i")
 	if ((i == 1)); then flags+=(--bootstrap); else flags+=(--join "127.0.0.1:${CP[1]}"); fi
-	"${SRV[@]}" "$OUT/turnstile" "${flags[@]}" >"$OUT/cl-n$i.log" 2>&1 &
+	GOMAXPROCS=$NODE_PROCS "${SRV[@]}" "$OUT/turnstile" "${flags[@]}" >"$OUT/cl-n$i.log" 2>&1 &
 	PIDS+=($!)
 	wait_ping "${CP[i]}"
 	if ((i == 1)); then sleep 1; fi # n1 elects itself before the others join
@@ -102,7 +106,7 @@ done
 	echo "# Replication: a 3-node cluster next to one Redis (bench/cluster.sh)"
 	echo
 	echo "$(date -u +%Y-%m-%d), $(nproc) CPUs ($(lscpu 2>/dev/null | awk -F: '/Model name/ {gsub(/^ +/, "", $2); print $2; exit}')), Redis $(redis-server --version | awk '{sub(/^v=/, "", $3); print $3}'), pinning: $PIN."
-	echo "Command: \`ROUNDS=$ROUNDS N=$N bench/cluster.sh\` (PIN=1 pins). redis-benchmark -c 50 -r 100000; requests per second and latency"
+	echo "Command: \`ROUNDS=$ROUNDS N=$N bench/cluster.sh\` (PIN=1 pins); cluster nodes run with GOMAXPROCS=$NODE_PROCS. redis-benchmark -c 50 -r 100000; requests per second and latency"
 	echo "(ms); medians of $ROUNDS rounds, order rotating; ratios are medians of the per-round ratios to Redis (range in brackets)."
 	echo "c: 3-node cluster, CL.THROTTLE to the leader (replicated, fsynced on a majority); cf: the same through a follower;"
 	echo "t: one Turnstile without persistence; r: one Redis without persistence running a GCRA Lua script via EVALSHA."
