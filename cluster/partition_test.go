@@ -137,3 +137,23 @@ func TestExpiryDecidedByLeader(t *testing.T) {
 	})
 	tc.converge()
 }
+
+// TestHelloRole: HELLO says master on the leader and replica elsewhere.
+func TestHelloRole(t *testing.T) {
+	tc := newTestCluster(t)
+	tc.three()
+	l := tc.leader()
+	for _, n := range tc.running() {
+		m, err := n.client.Do(ctx, "HELLO", "2").Slice()
+		must(t, err)
+		want := "replica"
+		if n == l {
+			want = "master"
+		}
+		for i := 0; i+1 < len(m); i += 2 {
+			if m[i] == "role" && m[i+1] != want {
+				t.Errorf("HELLO on %s: role %v, want %s", n.id, m[i+1], want)
+			}
+		}
+	}
+}

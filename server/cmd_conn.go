@@ -176,7 +176,7 @@ func cmdHello(x *Ctx) {
 	x.w.BulkString("mode")
 	x.w.BulkString("standalone")
 	x.w.BulkString("role")
-	x.w.BulkString("master")
+	x.w.BulkString(x.s.role())
 	x.w.BulkString("modules")
 	x.w.Array(0)
 }

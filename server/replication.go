@@ -54,6 +54,15 @@ type AdminReply struct {
 	Bulk   bool
 }
 
+// role is the replication role HELLO reports: "replica" on a cluster node
+// that is not the leader, else "master".
+func (s *Server) role() string {
+	if s.repl != nil && !s.leading.Load() {
+		return "replica"
+	}
+	return "master"
+}
+
 // ResetKeyspace removes every key of every database without logging
 // anything: a replicated node drops its memory before it rebuilds it from
 // committed state (a Raft snapshot and log). Safe for concurrent use.
