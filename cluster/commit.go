@@ -1,6 +1,7 @@
 package cluster
 
 import (
+	"bytes"
 	"errors"
 	"sync"
 	"sync/atomic"
@@ -298,4 +299,18 @@ type commitStats struct {
 	batches     atomic.Int64 // batches committed
 	units       atomic.Int64 // units in them
 	commitNanos atomic.Int64 // summed time from handing a batch to Raft to its apply
+}
+
+// ShareScript replicates a script loaded on the leader (SCRIPT LOAD) to
+// every node, in the background: the client's reply does not wait for it.
+func (n *Node) ShareScript(body []byte) {
+	if n.closed.Load() {
+		return
+	}
+	data := encodeMeta(metaChange{Op: "script", Script: bytes.Clone(body)})
+	n.goFunc(func() {
+		if err := n.raft.Apply(data, 10*time.Second).Error(); err != nil {
+			n.log.Warn("a loaded script was not shared with the other nodes", "err", err)
+		}
+	})
 }

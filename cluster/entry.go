@@ -94,11 +94,13 @@ func (h batch) eachUnit(fn func(records []byte) error) error {
 }
 
 // metaChange is an entryMeta entry: a node's client address is set or
-// removed. Followers forward to the leader's address from this table.
+// removed (followers forward to the leader's address from this table), or
+// a script loaded on the leader is shared (EVALSHA after a failover).
 type metaChange struct {
-	Op   string `json:"op"` // "set" or "remove"
-	ID   string `json:"id"`
-	RESP string `json:"resp,omitempty"`
+	Op     string `json:"op"` // "set", "remove" or "script"
+	ID     string `json:"id,omitempty"`
+	RESP   string `json:"resp,omitempty"`
+	Script []byte `json:"script,omitempty"` // base64 in JSON: any bytes
 }
 
 func encodeMeta(m metaChange) []byte {
@@ -114,7 +116,10 @@ func decodeMeta(b []byte) (metaChange, error) {
 	if err := json.Unmarshal(b[1:], &m); err != nil {
 		return m, fmt.Errorf("cluster: meta entry: %w", err)
 	}
-	if m.ID == "" || (m.Op != "set" && m.Op != "remove") {
+	switch {
+	case m.Op == "script" && len(m.Script) > 0:
+	case (m.Op == "set" || m.Op == "remove") && m.ID != "":
+	default:
 		return m, fmt.Errorf("cluster: meta entry %+v", m)
 	}
 	return m, nil

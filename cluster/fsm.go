@@ -64,12 +64,18 @@ func (n *Node) applyLocked(data []byte, skipOwn bool) error {
 			return err
 		}
 		n.metaMu.Lock()
-		if m.Op == "set" {
+		switch m.Op {
+		case "set":
 			n.nodes[m.ID] = m.RESP
-		} else {
+		case "remove":
 			delete(n.nodes, m.ID)
+		case "script":
+			n.scripts[string(m.Script)] = struct{}{}
 		}
 		n.metaMu.Unlock()
+		if m.Op == "script" {
+			return n.sm.LoadScript(m.Script)
+		}
 		return nil
 	case entryUnits:
 		h, err := decodeBatch(data)
@@ -103,8 +109,9 @@ const snapshotMagic = "TSRAFT01"
 
 // snapshotHeader is the part of a snapshot that is not the keyspace.
 type snapshotHeader struct {
-	Nodes map[string]string `json:"nodes"`
-	Now   int64             `json:"now"`
+	Nodes   map[string]string `json:"nodes"`
+	Now     int64             `json:"now"`
+	Scripts [][]byte          `json:"scripts,omitempty"` // shared with SCRIPT LOAD
 }
 
 // Snapshot captures committed state. A leader whose memory runs ahead of
@@ -116,6 +123,9 @@ func (f *fsm) Snapshot() (raft.FSMSnapshot, error) {
 	defer n.fsmMu.Unlock()
 	n.metaMu.RLock()
 	h := snapshotHeader{Nodes: maps.Clone(n.nodes), Now: n.lastNow}
+	for body := range n.scripts {
+		h.Scripts = append(h.Scripts, []byte(body))
+	}
 	n.metaMu.RUnlock()
 	dump := n.sm.Dump(func() bool {
 		n.mu.Lock()
@@ -208,7 +218,16 @@ func (n *Node) restoreLocked(r io.Reader) error {
 	}
 	n.metaMu.Lock()
 	n.nodes = h.Nodes
+	n.scripts = map[string]struct{}{}
+	for _, body := range h.Scripts {
+		n.scripts[string(body)] = struct{}{}
+	}
 	n.metaMu.Unlock()
+	for _, body := range h.Scripts {
+		if err := n.sm.LoadScript(body); err != nil {
+			n.log.Warn("a shared script from the snapshot does not load", "err", err)
+		}
+	}
 	n.lastNow = h.Now
 	n.clock.Raise(h.Now)
 	n.log.Info("state restored from a snapshot", "keys", info.Records)
@@ -257,6 +276,7 @@ func (n *Node) rebuildNow() error {
 	n.sm.ResetKeyspace()
 	n.metaMu.Lock()
 	n.nodes = map[string]string{}
+	n.scripts = map[string]struct{}{}
 	n.metaMu.Unlock()
 	if metas, err := n.snaps.List(); err != nil {
 		return fmt.Errorf("list snapshots: %w", err)

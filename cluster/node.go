@@ -30,6 +30,8 @@ type StateMachine interface {
 	// Dump returns a point-in-time dump taken at the instant at runs
 	// (under every shard lock), or nil if at returns false.
 	Dump(at func() bool) persistence.DumpFunc
+	// LoadScript adds a script the leader shared to the script cache.
+	LoadScript(body []byte) error
 	// SetLeading tells the keyspace whether this node leads: only the
 	// leader removes expired keys (and replicates the removals).
 	SetLeading(on bool)
@@ -75,8 +77,9 @@ type Node struct {
 	applied uint64 // index of the last entry applied
 	lastNow int64  // now of the last batch applied
 
-	metaMu sync.RWMutex
-	nodes  map[string]string // node ID -> client (RESP) address
+	metaMu  sync.RWMutex
+	nodes   map[string]string   // node ID -> client (RESP) address
+	scripts map[string]struct{} // scripts shared by SCRIPT LOAD, by body
 
 	stats    commitStats
 	fence    fencer
@@ -106,6 +109,7 @@ func New(cfg Config) (*Node, error) {
 		log:      cfg.Logger.With("component", "cluster", "node", cfg.NodeID),
 		clock:    clock.NewFloor(cfg.Clock),
 		nodes:    map[string]string{},
+		scripts:  map[string]struct{}{},
 		kick:     make(chan struct{}, 1),
 		futures:  make(chan applyPending, maxInflight),
 		inflight: make(chan struct{}, maxInflight),

@@ -157,3 +157,38 @@ func TestHelloRole(t *testing.T) {
 		}
 	}
 }
+
+// TestLoadedScriptsSurviveFailover: a script loaded with SCRIPT LOAD on
+// the leader runs by EVALSHA on the next leader, and reaches a node that
+// catches up from a snapshot.
+func TestLoadedScriptsSurviveFailover(t *testing.T) {
+	tc := newTestCluster(t)
+	tc.tweak = func(c *Config) {
+		c.SnapshotThreshold, c.TrailingLogs, c.SnapshotInterval = 32, 8, 100*time.Millisecond
+	}
+	tc.three()
+	l := tc.leader()
+	body := "return redis.call('INCRBY', KEYS[1], ARGV[1])"
+	sha, err := l.client.ScriptLoad(ctx, body).Result()
+	must(t, err)
+	must(t, l.client.EvalSha(ctx, sha, []string{"n"}, 2).Err())
+	for i := 0; i < 200; i++ { // enough entries for a snapshot
+		must(t, l.client.Incr(ctx, "filler").Err())
+	}
+	tc.converge()
+	l.stop()
+	nl := tc.leader()
+	if v, err := nl.client.EvalSha(ctx, sha, []string{"n"}, 3).Int(); err != nil || v != 5 {
+		t.Fatalf("EVALSHA on the new leader: %d %v", v, err)
+	}
+	waitFor(t, "a snapshot on the new leader", func() bool {
+		metas, _ := nl.node.snaps.List()
+		return len(metas) > 0
+	})
+	tc.start("n9", false, nl.addr, nil)
+	tc.waitMembers(nl, 4)
+	tc.converge()
+	if ok, err := tc.nodes["n9"].client.ScriptExists(ctx, sha).Result(); err != nil || !ok[0] {
+		t.Fatalf("SCRIPT EXISTS on a node that caught up: %v %v", ok, err)
+	}
+}

@@ -173,6 +173,9 @@ func cmdScriptLoad(x *Ctx) {
 		x.w.Error(err.Error())
 		return
 	}
+	if x.s.leading.Load() {
+		x.s.repl.ShareScript(x.args[2]) // every node learns it (replication.go)
+	}
 	x.w.BulkString(sha)
 }
 

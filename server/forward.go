@@ -71,9 +71,10 @@ import (
 //
 // Not carried over: CLIENT TRACKING (a follower's connection does not see
 // the leader's keyspace), CLIENT UNBLOCK of a client whose blocking command
-// waits on the leader, and the script cache (each node has its own: after
-// a failover EVALSHA may answer NOSCRIPT, and clients load the script
-// again).
+// waits on the leader, and scripts cached by EVAL alone (SCRIPT LOAD on
+// the leader shares its script with every node, Replication.ShareScript;
+// after a failover EVALSHA of an EVAL-cached script may answer NOSCRIPT,
+// and clients send the script again).
 //
 // Ownership: a client's forwarder belongs to its connection goroutine;
 // only fwdConn is shared, so that kill can interrupt a read from the

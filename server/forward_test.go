@@ -52,6 +52,8 @@ func (f *fakeRepl) Route() (string, bool) {
 	return f.leader, f.self
 }
 
+func (f *fakeRepl) ShareScript(body []byte) {}
+
 func (f *fakeRepl) StaleReads() bool {
 	f.mu.Lock()
 	defer f.mu.Unlock()

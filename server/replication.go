@@ -39,6 +39,10 @@ type Replication interface {
 	// although it is not the leader (an opt-in: the replies may be stale,
 	// and Wait does not confirm anything for them).
 	StaleReads() bool
+	// ShareScript makes a script loaded on the leader (SCRIPT LOAD) known
+	// to every node, so that EVALSHA goes on working after a failover. It
+	// must not keep body, and must not block.
+	ShareScript(body []byte)
 	// Info returns the fields of INFO replication, in order.
 	Info() [][2]string
 	// Admin runs one RAFT.* command (args[0] is its name) and returns its
@@ -52,6 +56,15 @@ type AdminReply struct {
 	Err    string
 	Status string
 	Bulk   bool
+}
+
+// LoadScript adds a script to the cache as SCRIPT LOAD does: a cluster
+// node applying a script the leader shared (Replication.ShareScript).
+func (s *Server) LoadScript(body []byte) error {
+	s.scripts.mu.Lock()
+	defer s.scripts.mu.Unlock()
+	_, err := s.scripts.engine.Load(body)
+	return err
 }
 
 // role is the replication role HELLO reports: "replica" on a cluster node
