@@ -184,7 +184,15 @@ func (f *fsm) Restore(rc io.ReadCloser) error {
 	n.mu.Lock()
 	n.dirty = false // the reset below drops whatever never committed
 	n.mu.Unlock()
-	return n.restoreLocked(rc)
+	if err := n.restoreLocked(rc); err != nil {
+		return err
+	}
+	// Raft stores a snapshot before restoring it: the newest one is this
+	// one, and the state now stands at its index.
+	if metas, err := n.snaps.List(); err == nil && len(metas) > 0 {
+		n.applied = max(n.applied, metas[0].Index)
+	}
+	return nil
 }
 
 // restoreLocked resets memory to the snapshot read from r. Holds fsmMu.
