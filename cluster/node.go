@@ -141,15 +141,16 @@ func (n *Node) Start(sm StateMachine) error {
 	// process would wait for it forever).
 	n.meta = &metadb.BoltMetaDB{}
 	if n.logs, err = wal.Open(filepath.Join(dir, "wal"), wal.WithLogger(hclogTo(n.log, "wal")), wal.WithMetaStore(n.meta)); err != nil {
+		n.closeStores()
 		return fmt.Errorf("cluster: open the Raft log: %w", err)
 	}
 	if n.snaps, err = raft.NewFileSnapshotStoreWithLogger(dir, 2, hclogTo(n.log, "snapshot")); err != nil {
-		n.logs.Close()
+		n.closeStores()
 		return fmt.Errorf("cluster: open the snapshot store: %w", err)
 	}
 	sl, err := newStreamLayer(n.cfg.RaftAddr, n.cfg.RaftAdvertise)
 	if err != nil {
-		n.logs.Close()
+		n.closeStores()
 		return err
 	}
 	n.sl = sl
