@@ -10,5 +10,7 @@ FROM gcr.io/distroless/static-debian12:nonroot
 COPY --from=build /out/turnstile /turnstile
 USER nonroot:nonroot
 EXPOSE 6379
+# The Raft port of a cluster node (--raft-addr 0.0.0.0:16379).
+EXPOSE 16379
 # Inside a container, listen on all interfaces; set --requirepass in production.
 ENTRYPOINT ["/turnstile", "--bind", "0.0.0.0"]
