@@ -3,6 +3,7 @@ package cluster
 import (
 	"errors"
 	"fmt"
+	"net"
 	"sort"
 	"strconv"
 	"strings"
@@ -156,7 +157,7 @@ func (n *Node) Info() [][2]string {
 	} else {
 		f = append(f, [2]string{"role", "slave"})
 		host, port, link := "", "", "down"
-		if h, p, err := splitHostPort(leaderRESP); err == nil {
+		if h, p, err := net.SplitHostPort(leaderRESP); err == nil {
 			host, port, link = h, p, "up"
 		}
 		f = append(f, [2]string{"master_host", host}, [2]string{"master_port", port}, [2]string{"master_link_status", link})

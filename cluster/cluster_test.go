@@ -94,10 +94,8 @@ func TestNoQuorumFailsWritesQuickly(t *testing.T) {
 	tc.three()
 	l := tc.leader()
 	must(t, l.client.Set(ctx, "before", "1", 0).Err())
-	for _, n := range tc.running() {
-		if n != l {
-			n.stop()
-		}
+	for _, n := range tc.others(l) {
+		n.stop()
 	}
 	start := time.Now()
 	var err error
@@ -141,13 +139,7 @@ func TestRestartedNodeSnapshotCatchUpAndMembership(t *testing.T) {
 	}
 	tc.three()
 	l := tc.leader()
-	var lagging *tnode
-	for _, n := range tc.running() {
-		if n != l {
-			lagging = n
-			break
-		}
-	}
+	lagging := tc.others(l)[0]
 	lagging.stop()
 	for i := 0; i < 2000; i++ {
 		must(t, l.client.Set(ctx, fmt.Sprint("key", i%500), i, 0).Err())
@@ -172,14 +164,8 @@ func TestRestartedNodeSnapshotCatchUpAndMembership(t *testing.T) {
 	tc.nodes["n4"].stop()
 	// Replace a follower: remove it (through another follower, which
 	// passes the change to the leader), stop it, add a new node.
-	var gone, via *tnode
-	for _, n := range tc.running() {
-		if n != l && gone == nil {
-			gone = n
-		} else if n != l {
-			via = n
-		}
-	}
+	fs := tc.others(l)
+	gone, via := fs[0], fs[1]
 	must(t, via.client.Do(ctx, "RAFT.NODE", "REMOVE", gone.id).Err())
 	tc.waitMembers(l, 2)
 	gone.stop()
@@ -200,9 +186,15 @@ func TestRaftInfoAndInit(t *testing.T) {
 	}
 	tc.leader()
 	must(t, n.client.Set(ctx, "a", "b", 0).Err())
+	// A second node joins by RAFT.CLUSTER JOIN instead of --join.
+	m := tc.start("solo2", false, "", nil)
+	must(t, m.client.Do(ctx, "RAFT.CLUSTER", "JOIN", n.addr).Err())
+	tc.waitMembers(n, 2)
+	must(t, m.client.Set(ctx, "through", "joiner", 0).Err())
+	tc.converge()
 	info, err := n.client.Do(ctx, "RAFT.INFO").Text()
 	must(t, err)
-	for _, want := range []string{"role:master", "raft_node_id:solo", "raft_state:leader", "raft_num_nodes:1", "id=solo"} {
+	for _, want := range []string{"role:master", "raft_node_id:solo", "raft_state:leader", "raft_num_nodes:2", "id=solo,", "id=solo2,"} {
 		if !strings.Contains(info, want) {
 			t.Errorf("RAFT.INFO lacks %q:\n%s", want, info)
 		}

@@ -57,7 +57,7 @@ func (n *Node) Append(effects []persistence.Effect) int64 {
 	if n.pendCount == 0 {
 		n.pendFirst = pos
 	}
-	n.pending, n.scratch = appendUnit(n.pending, n.scratch, effects)
+	n.pending = appendUnit(n.pending, effects)
 	n.pendCount++
 	n.mu.Unlock()
 	select {

@@ -17,7 +17,7 @@ const (
 
 // batch is the header of an entryUnits entry:
 //
-//	kind 1 | token u64 | first u64 | count uvarint | now i64 | count × (len uvarint, records)
+//	kind 1 | token u64 | first u64 | count uvarint | now i64 | count × (len u32, records)
 //
 // token names the leadership epoch of the node that wrote it (a random
 // number, never 0), first the sequence number of its first unit on that
@@ -28,7 +28,7 @@ type batch struct {
 	first int64
 	count int
 	now   int64
-	units []byte // count × (uvarint length, records)
+	units []byte // count × (u32 length, records)
 }
 
 const batchHeaderMax = 1 + 8 + 8 + binary.MaxVarintLen64 + 8
@@ -42,15 +42,16 @@ func appendBatchHeader(dst []byte, token uint64, first int64, count int, now int
 	return binary.LittleEndian.AppendUint64(dst, uint64(now))
 }
 
-// appendUnit appends one unit (its effects as framed records) to dst.
-// scratch is reused for the records and returned.
-func appendUnit(dst, scratch []byte, effects []persistence.Effect) (out, scr []byte) {
-	scratch = scratch[:0]
+// appendUnit appends one unit to dst: a 4-byte length, then its effects
+// as framed records, encoded in place.
+func appendUnit(dst []byte, effects []persistence.Effect) []byte {
+	at := len(dst)
+	dst = append(dst, 0, 0, 0, 0)
 	for i := range effects {
-		scratch = persistence.AppendEffect(scratch, &effects[i])
+		dst = persistence.AppendEffect(dst, &effects[i])
 	}
-	dst = binary.AppendUvarint(dst, uint64(len(scratch)))
-	return append(dst, scratch...), scratch
+	binary.LittleEndian.PutUint32(dst[at:], uint32(len(dst)-at-4))
+	return dst
 }
 
 func decodeBatch(b []byte) (batch, error) {
@@ -78,14 +79,17 @@ func decodeBatch(b []byte) (batch, error) {
 func (h batch) eachUnit(fn func(records []byte) error) error {
 	b := h.units
 	for i := 0; i < h.count; i++ {
-		n, k := binary.Uvarint(b)
-		if k <= 0 || n > uint64(len(b)-k) {
+		if len(b) < 4 {
 			return fmt.Errorf("cluster: unit %d of %d cut short", i, h.count)
 		}
-		if err := fn(b[k : k+int(n)]); err != nil {
+		n := uint64(binary.LittleEndian.Uint32(b))
+		if n > uint64(len(b)-4) {
+			return fmt.Errorf("cluster: unit %d of %d cut short", i, h.count)
+		}
+		if err := fn(b[4 : 4+n]); err != nil {
 			return err
 		}
-		b = b[k+int(n):]
+		b = b[4+n:]
 	}
 	if len(b) != 0 {
 		return fmt.Errorf("cluster: %d bytes after the last unit of a batch", len(b))

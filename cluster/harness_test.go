@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"os"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -224,6 +225,17 @@ func (tc *testCluster) converge() map[string]string {
 		}
 	}
 	return want
+}
+
+// others returns the running nodes other than the given ones, by ID.
+func (tc *testCluster) others(not ...*tnode) []*tnode {
+	var out []*tnode
+	for _, n := range tc.running() {
+		if !slices.Contains(not, n) {
+			out = append(out, n)
+		}
+	}
+	return out
 }
 
 func (tc *testCluster) running() []*tnode {

@@ -66,7 +66,6 @@ type Node struct {
 	pending    []byte    // units of the next batch
 	pendFirst  int64
 	pendCount  int
-	scratch    []byte
 	dirty      bool // memory holds changes that never committed: rebuild before serving
 	open       atomic.Bool
 	pause      atomic.Pointer[chan struct{}] // while set, Route waits for it to close (leader.go)

@@ -37,20 +37,15 @@ func TestIsolatedLeader(t *testing.T) {
 
 	var nl *tnode
 	waitFor(t, "a new leader among the majority", func() bool {
-		for _, n := range tc.running() {
-			if n != old && n.node.open.Load() {
+		for _, n := range tc.others(old) {
+			if n.node.open.Load() {
 				nl = n
 				return true
 			}
 		}
 		return false
 	})
-	var follower *tnode
-	for _, n := range tc.running() {
-		if n != old && n != nl {
-			follower = n
-		}
-	}
+	follower := tc.others(old, nl)[0]
 	// Through the follower: forwarded to the new leader.
 	must(t, follower.client.Set(ctx, "after", "2", 0).Err())
 	if r := throttle(t, follower, "rl"); r[0] != 0 || r[2] != 3 {
@@ -68,11 +63,6 @@ func TestIsolatedLeader(t *testing.T) {
 
 	old.node.sl.isolate(false)
 	ks := tc.converge()
-	if _, ok := ks[`0 "cut-off"`]; ok && acked == 0 {
-		// Allowed only if some increment committed (its client may have
-		// had an error: outcome unknown), never invented.
-		t.Logf("cut-off exists after healing: a write from before the cut committed")
-	}
 	for _, k := range []string{`0 "committed"`, `0 "after"`, `0 "tx"`, `0 "rl"`} {
 		if _, ok := ks[k]; !ok {
 			t.Errorf("key %s lost", k)
@@ -94,12 +84,7 @@ func TestStaleReadsOnFollowers(t *testing.T) {
 		must(t, l.client.Set(ctx, fmt.Sprint("k", i), i, 0).Err())
 	}
 	tc.converge()
-	var f *tnode
-	for _, n := range tc.running() {
-		if n != l {
-			f = n
-		}
-	}
+	f := tc.others(l)[0]
 	f.node.sl.isolate(true)
 	if v, err := f.client.Get(ctx, "k7").Result(); err != nil || v != "7" {
 		t.Fatalf("stale read on an isolated follower: %q %v", v, err)

@@ -75,5 +75,3 @@ func roundTrip(conn net.Conn, r *bufio.Reader, args ...string) (string, error) {
 type replyError string
 
 func (e replyError) Error() string { return string(e) }
-
-func splitHostPort(addr string) (string, string, error) { return net.SplitHostPort(addr) }

@@ -75,6 +75,17 @@ func readWaited[T coll.Value](x *Ctx, key []byte, k shards.Kind) (v T, found, ok
 
 // cmdBPop is BLPOP and BRPOP key [key ...] timeout.
 func cmdBPop(x *Ctx) {
+	popFirstOrBlock(x, shards.KindList, func(key []byte, l *coll.List) {
+		x.w.Array(2)
+		x.w.Bulk(key)
+		popList(x, key, l, x.cmd.Name == "blpop", 1, false)
+	})
+}
+
+// popFirstOrBlock is BLPOP's and BZPOPMIN's shape: key [key ...] timeout;
+// serve answers from the first key (of kind k) that has an element and
+// may be served now, else the client blocks on every key.
+func popFirstOrBlock[T coll.Value](x *Ctx, k shards.Kind, serve func(key []byte, v T)) {
 	args := x.args
 	timeout, ok := parseTimeout(x, args[len(args)-1])
 	if !ok {
@@ -82,18 +93,16 @@ func cmdBPop(x *Ctx) {
 	}
 	keys := args[1 : len(args)-1]
 	for _, key := range keys {
-		l, found, ok := readWaited[*coll.List](x, key, shards.KindList)
+		v, found, ok := readWaited[T](x, key, k)
 		if !ok {
 			return
 		}
-		if found && x.mayServe(key, shards.KindList) {
-			x.w.Array(2)
-			x.w.Bulk(key)
-			popList(x, key, l, x.cmd.Name == "blpop", 1, false)
+		if found && x.mayServe(key, k) {
+			serve(key, v)
 			return
 		}
 	}
-	x.block(keys, shards.KindList, timeout, false)
+	x.block(keys, k, timeout, false)
 }
 
 // cmdBLMove is BRPOPLPUSH source destination timeout and BLMOVE source
@@ -128,28 +137,14 @@ func cmdBLMove(x *Ctx) {
 
 // cmdBZPop is BZPOPMIN and BZPOPMAX key [key ...] timeout.
 func cmdBZPop(x *Ctx) {
-	args := x.args
-	timeout, ok := parseTimeout(x, args[len(args)-1])
-	if !ok {
-		return
-	}
-	keys := args[1 : len(args)-1]
-	for _, key := range keys {
-		z, found, ok := readWaited[*coll.ZSet](x, key, shards.KindZSet)
-		if !ok {
-			return
-		}
-		if found && x.mayServe(key, shards.KindZSet) {
-			x.w.Array(3)
-			x.w.Bulk(key)
-			popZSet(x, key, z, x.cmd.Name == "bzpopmax", 1, func(m []byte, s float64) {
-				x.w.Bulk(m)
-				replyScore(x, s)
-			})
-			return
-		}
-	}
-	x.block(keys, shards.KindZSet, timeout, false)
+	popFirstOrBlock(x, shards.KindZSet, func(key []byte, z *coll.ZSet) {
+		x.w.Array(3)
+		x.w.Bulk(key)
+		popZSet(x, key, z, x.cmd.Name == "bzpopmax", 1, func(m []byte, s float64) {
+			x.w.Bulk(m)
+			replyScore(x, s)
+		})
+	})
 }
 
 // cmdMPop is LMPOP numkeys key [key ...] LEFT|RIGHT [COUNT count], ZMPOP
