@@ -40,6 +40,14 @@ type Map struct {
 	keepExpired atomic.Bool      // SetKeepExpired: expired keys are hidden, never removed
 	expireNext  atomic.Uint64    // next shard the active expiry cycle visits
 	mapped      atomic.Int64     // bytes of slot arrays mapped outside the Go heap
+	bytes       atomic.Int64     // the shards' accounted bytes (memory.go)
+
+	// Access tracking and eviction (access.go, evict.go).
+	tracking  atomic.Uint32 // a Tracking
+	lruClock  atomic.Uint32 // seconds, set by SetAccessClock
+	lfuFactor atomic.Uint32 // lfu-log-factor
+	lfuDecay  atomic.Uint32 // lfu-decay-time, minutes
+	evicted   atomic.Int64  // keys removed by Evict
 }
 
 // shard is one stripe. Fields other than the atomics are guarded by mu.
@@ -48,7 +56,7 @@ type Map struct {
 // taking the lock finds it in the same cache line. frozen, touched only by
 // snapshots, comes last: with the padding after it, at least 64 bytes that
 // no command writes separate the fields a command uses from the next
-// shard's lock. (The struct is 304 bytes on 64-bit platforms.)
+// shard's lock. (The struct is 384 bytes on 64-bit platforms.)
 type shard struct {
 	mu   sync.Mutex
 	mark int64 // log position of the last effect on this shard (Mark)
@@ -61,6 +69,8 @@ type shard struct {
 
 	expires   atomic.Int64 // entries with Exp != 0, readable without mu
 	expCursor int          // slot where the next active-expiry sample starts
+	reported  int64        // acct() as last added to Map.bytes (memory.go)
+	rng       uint64       // eviction sampling's random state (access.go)
 	hint      slotHint     // where t.slots is, readable without mu
 
 	frozen *Frozen  // this shard at the snapshot's instant, until taken
@@ -125,8 +135,13 @@ func (m *Map) Lock(i int) { m.shards[i].mu.Lock() }
 // TryLock locks shard i if it is free, and reports whether it did.
 func (m *Map) TryLock(i int) bool { return m.shards[i].mu.TryLock() }
 
-// Unlock unlocks shard i.
-func (m *Map) Unlock(i int) { m.shards[i].mu.Unlock() }
+// Unlock unlocks shard i, first adding the change of its memory figure to
+// the Map's total (memory.go).
+func (m *Map) Unlock(i int) {
+	s := &m.shards[i]
+	m.report(s)
+	s.mu.Unlock()
+}
 
 // Hash returns the hash that places key in m, for the prefetch hints.
 func (m *Map) Hash(key []byte) uint64 { return m.hash(key) }
@@ -166,6 +181,9 @@ func (m *Map) Lookup(key []byte, now int64) (Entry, Ref, bool) {
 		m.expired(key)
 		r.i = -1
 		return Entry{}, r, false
+	}
+	if m.tracking.Load() != 0 {
+		m.touch(s, r.i, false)
 	}
 	return e, r, true
 }
@@ -218,7 +236,10 @@ func (m *Map) Mutable(r Ref) any {
 
 // Touched marks the watchers of the key r refers to dirty, after its
 // value was changed in place through Mutable. Requires the shard locked.
-func (m *Map) Touched(r Ref) { r.s.touchLocked(r.key) }
+func (m *Map) Touched(r Ref) {
+	r.s.t.measure(r.s.t.slots[r.i].num)
+	r.s.touchLocked(r.key)
+}
 
 // Get is Lookup without the Ref.
 func (m *Map) Get(key []byte, now int64) (Entry, bool) {
@@ -242,6 +263,9 @@ func (m *Map) Set(r Ref, e Entry) {
 	oldExp, existed := s.t.putAt(r.i, r.key, r.tag, e)
 	if !existed {
 		s.keys.Add(1)
+		if m.tracking.Load() != 0 {
+			m.touch(s, s.t.find(r.key, r.tag), true)
+		}
 	}
 	if d := expDelta(oldExp, e.Exp, existed); d != 0 {
 		s.expires.Add(d)

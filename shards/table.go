@@ -57,6 +57,17 @@ type table struct {
 	// shrinkHold, when not 0, is the key count maybeShrink waits for
 	// before it looks again after declining to shrink (see there).
 	shrinkHold int
+	// outside is the bytes held outside the arena, by records kept as
+	// their own []byte and by collection values, as last measured;
+	// objSize[i] is objs[i]'s share of it (memory.go).
+	outside int64
+	objSize []int64
+	// access holds one access stamp per slot (access.go) while the Map
+	// tracks accesses, and is nil otherwise. A stamp moves with its slot.
+	access []uint16
+	// tight makes deletions compact the arena at an eighth of garbage
+	// (Map.SetTightArena).
+	tight bool
 }
 
 // slot is 16 bytes. meta is 0 for an empty slot; otherwise its low byte is
@@ -363,6 +374,7 @@ func (t *table) releaseRecord(i int) {
 
 func (t *table) freeObjAt(idx int64) {
 	t.objs[idx] = nil
+	t.measure(idx)
 	t.setMine(idx, false)
 	t.freeObj = append(t.freeObj, idx)
 }
@@ -399,14 +411,17 @@ func (t *table) mutableObj(i int) any {
 }
 
 func (t *table) storeObj(o any) int64 {
+	var idx int64
 	if n := len(t.freeObj); n > 0 {
-		idx := t.freeObj[n-1]
+		idx = t.freeObj[n-1]
 		t.freeObj = t.freeObj[:n-1]
 		t.objs[idx] = o
-		return idx
+	} else {
+		t.objs = append(t.objs, o)
+		idx = int64(len(t.objs) - 1)
 	}
-	t.objs = append(t.objs, o)
-	return int64(len(t.objs) - 1)
+	t.measure(idx)
+	return idx
 }
 
 // del removes slot i, shifting later slots of the probe run back so that
@@ -429,7 +444,11 @@ func (t *table) del(i int) {
 func (t *table) delSwept(i int) {
 	t.unlink(i)
 	if !t.maybeShrink() {
-		t.compactAt(3, 4)
+		if t.tight {
+			t.compactAt(1, 8)
+		} else {
+			t.compactAt(3, 4)
+		}
 	}
 }
 
@@ -443,10 +462,16 @@ func (t *table) unlink(i int) {
 		k := t.ideal(t.slots[j].meta)
 		if (j > i && (k <= i || k > j)) || (j < i && k <= i && k > j) {
 			t.slots[i] = t.slots[j]
+			if t.access != nil {
+				t.access[i] = t.access[j]
+			}
 			i = j
 		}
 	}
 	t.slots[i] = slot{}
+	if t.access != nil {
+		t.access[i] = 0
+	}
 }
 
 // maybeShrink rebuilds a table that has become mostly empty (under an
@@ -470,7 +495,7 @@ func (t *table) unlink(i int) {
 func (t *table) maybeShrink() bool {
 	if t.n == 0 {
 		t.freeSlots(t.slots, t.mapped)
-		*t = table{sharedArena: t.sharedArena, alloc: t.alloc}
+		*t = table{sharedArena: t.sharedArena, alloc: t.alloc, tight: t.tight}
 		t.alloc.publish(nil)
 		return true
 	}
@@ -562,25 +587,29 @@ func (t *table) grow() {
 // Slots are re-placed in order of ideal index, starting after an empty slot
 // (the load factor guarantees one), so each probe run is rebuilt in order.
 func (t *table) resize(nslots int) {
-	old, oldMapped := t.slots, t.mapped
+	old, oldMapped, oldAccess := t.slots, t.mapped, t.access
 	t.init(nslots)
+	if oldAccess != nil {
+		t.access = make([]uint16, len(t.slots))
+	}
 	t.shrinkHold = 0
 	start := 0
 	for start < len(old) && old[start].meta != 0 {
 		start++
 	}
-	for _, s := range old[start:] {
-		t.place(s)
+	for j := start; j < len(old); j++ {
+		t.place(old, oldAccess, j)
 	}
-	for _, s := range old[:start] {
-		t.place(s)
+	for j := range start {
+		t.place(old, oldAccess, j)
 	}
 	t.freeSlots(old, oldMapped)
 }
 
-// place puts s (an empty slot is skipped) at its ideal index or the first
-// free slot after it.
-func (t *table) place(s slot) {
+// place puts old[j] (an empty slot is skipped) at its ideal index or the
+// first free slot after it, with its access stamp from oldAccess (if any).
+func (t *table) place(old []slot, oldAccess []uint16, j int) {
+	s := old[j]
 	if s.meta == 0 {
 		return
 	}
@@ -589,11 +618,21 @@ func (t *table) place(s slot) {
 		i = t.next(i)
 	}
 	t.slots[i] = s
+	if oldAccess != nil {
+		t.access[i] = oldAccess[j]
+	}
 }
 
 // maybeCompact rewrites the arena without garbage once garbage is at least
-// half of it, so the arena stays within twice the live records.
-func (t *table) maybeCompact() { t.compactAt(1, 2) }
+// half of it (an eighth if tight), so the arena stays within twice the
+// live records.
+func (t *table) maybeCompact() {
+	if t.tight {
+		t.compactAt(1, 8)
+		return
+	}
+	t.compactAt(1, 2)
+}
 
 // compactAt rewrites the arena without garbage once garbage is at least
 // num/den of it (and at least garbageMin).
@@ -657,6 +696,6 @@ func (t *table) memoryBytes() int64 {
 // reset empties the table, keeping nothing.
 func (t *table) reset() {
 	t.freeSlots(t.slots, t.mapped)
-	*t = table{alloc: t.alloc}
+	*t = table{alloc: t.alloc, tight: t.tight}
 	t.alloc.publish(nil)
 }
