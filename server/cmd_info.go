@@ -112,29 +112,43 @@ func infoMemory(s *Server, b *strings.Builder, _ int64) {
 	for _, db := range s.dbs {
 		mapped += uint64(db.MappedBytes())
 	}
-	used := samples[0].Value.Uint64() + mapped
+	used := uint64(s.usedMemory())
+	peak := uint64(s.mem.notePeak(int64(used)))
 	rss := residentBytes()
+	maxmem := uint64(s.mem.max.Load())
 	field(b, "used_memory", used)
 	field(b, "used_memory_human", humanBytes(used))
-	field(b, "used_memory_mapped", mapped)
 	field(b, "used_memory_rss", rss)
 	field(b, "used_memory_rss_human", humanBytes(rss))
+	field(b, "used_memory_peak", peak)
+	field(b, "used_memory_peak_human", humanBytes(peak))
+	field(b, "used_memory_startup", s.mem.startup)
+	field(b, "used_memory_dataset", s.datasetBytes())
+	field(b, "used_memory_mapped", mapped)
+	field(b, "go_heap_objects", samples[0].Value.Uint64())
 	for i, c := range goMemoryClasses[1:] {
 		field(b, c.field, samples[i+1].Value.Uint64())
 	}
 	field(b, "number_of_cached_scripts", s.scripts.engine.Cached())
-	field(b, "maxmemory", 0)
-	field(b, "maxmemory_policy", "noeviction")
+	field(b, "maxmemory", maxmem)
+	field(b, "maxmemory_human", humanBytes(maxmem))
+	field(b, "maxmemory_policy", s.mem.policy.Load().name)
+	field(b, "maxmemory_samples", s.mem.samples.Load())
+	if used > 0 {
+		field(b, "mem_fragmentation_ratio", fmt.Sprintf("%.2f", float64(rss)/float64(used)))
+	}
+	field(b, "mem_fragmentation_bytes", int64(rss)-int64(used))
+	field(b, "mem_clients_normal", s.clientBufferBytes())
 	field(b, "mem_allocator", "go")
 }
 
 // goMemoryClasses are the Go runtime's memory figures INFO memory shows,
 // so that the part of RSS that is not live keys can be told apart: the
-// first is used_memory; go_memory_total is everything the runtime mapped,
+// first is go_heap_objects; go_memory_total is everything the runtime mapped,
 // of which go_heap_released is returned to the OS and the rest is resident
 // or may become so.
 var goMemoryClasses = []struct{ field, metric string }{
-	{"used_memory", "/memory/classes/heap/objects:bytes"},
+	{"go_heap_objects", "/memory/classes/heap/objects:bytes"},
 	{"go_memory_total", "/memory/classes/total:bytes"},
 	{"go_heap_free", "/memory/classes/heap/free:bytes"},
 	{"go_heap_released", "/memory/classes/heap/released:bytes"},
@@ -216,7 +230,7 @@ func infoStats(s *Server, b *strings.Builder, _ int64) {
 	field(b, "total_commands_processed", s.stats.totalCommands())
 	field(b, "rejected_connections", s.stats.rejectedConns.Load())
 	field(b, "expired_keys", s.expiredKeys())
-	field(b, "evicted_keys", 0)
+	field(b, "evicted_keys", s.evictedKeys())
 	field(b, "unknown_commands", s.stats.unknown.Load())
 	field(b, "total_error_replies", s.stats.errorReplies.Load())
 }

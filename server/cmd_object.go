@@ -88,15 +88,41 @@ func objectRefCount(x *Ctx) {
 	x.w.Int(1)
 }
 
+// lfuSwitchNote ends Redis's OBJECT IDLETIME and FREQ refusals.
+const lfuSwitchNote = " Please note that when switching between policies at runtime LRU and LFU data will take some time to adjust."
+
+// accessInfo reads the access stamp of OBJECT's key without touching it,
+// or replies nil for a missing key.
+func accessInfo(x *Ctx) (idle int64, freq int, ok bool) {
+	idle, freq, ok = x.accessInfo(x.args[2])
+	if !ok {
+		x.w.Null()
+	}
+	return idle, freq, ok
+}
+
+// objectIdleTime replies the seconds since the key was last read or
+// written, which only the LRU policies track (0 under the others, whose
+// eviction needs no access times).
 func objectIdleTime(x *Ctx) {
-	if _, ok := objectEntry(x); ok {
-		x.w.Int(0) // access times are not tracked (no LRU eviction yet)
+	idle, _, ok := accessInfo(x)
+	switch {
+	case !ok:
+	case x.s.mem.policy.Load().track == shards.TrackLFU:
+		x.w.Error("ERR An LFU maxmemory policy is selected, idle time not tracked." + lfuSwitchNote)
+	default:
+		x.w.Int(idle)
 	}
 }
 
 func objectFreq(x *Ctx) {
-	if _, ok := objectEntry(x); ok {
-		x.w.Error("ERR An LFU maxmemory policy is not selected, access frequency not tracked. Please note that when switching between policies at runtime LRU and LFU data will take some time to adjust.")
+	_, freq, ok := accessInfo(x)
+	switch {
+	case !ok:
+	case x.s.mem.policy.Load().track != shards.TrackLFU:
+		x.w.Error("ERR An LFU maxmemory policy is not selected, access frequency not tracked." + lfuSwitchNote)
+	default:
+		x.w.Int(int64(freq))
 	}
 }
 

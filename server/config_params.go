@@ -68,8 +68,30 @@ var configTable = []*ConfigParam{
 		func(c *Config) *int64 { return &c.Limits.MaxBulkLen }, memory[int64](1, math.MaxInt64)),
 	row("client-query-buffer-limit", "largest unprocessed input per client, bytes",
 		func(c *Config) *int64 { return &c.Limits.MaxQueryBuf }, memory[int64](1, math.MaxInt64)),
-	{Name: "maxmemory", Usage: "reported as 0 (no limit); not settable",
-		format: func(*Config) string { return "0" }},
+	row("maxmemory", "memory limit in bytes (0: none); see maxmemory-policy",
+		func(c *Config) *int64 { return &c.MaxMemory }, memory[int64](0, math.MaxInt64)).
+		mutable(func(s *Server) string { return strconv.FormatInt(s.mem.max.Load(), 10) },
+			func(s *Server, c *Config) { s.setMemoryConfig(func(m *Config) { m.MaxMemory = c.MaxMemory }) }),
+	row("maxmemory-policy", "what happens at maxmemory: noeviction, allkeys-lru|lfu|random, volatile-lru|lfu|random|ttl",
+		func(c *Config) *string { return &c.MaxMemoryPolicy }, policyCodec).
+		mutable(func(s *Server) string { return s.mem.policy.Load().name },
+			func(s *Server, c *Config) {
+				s.setMemoryConfig(func(m *Config) { m.MaxMemoryPolicy = c.MaxMemoryPolicy })
+			}),
+	row("maxmemory-samples", "keys sampled to choose each eviction's victim",
+		func(c *Config) *int { return &c.MaxMemorySamples }, integer[int](1, 64)).
+		mutable(func(s *Server) string { return strconv.Itoa(int(s.mem.samples.Load())) },
+			func(s *Server, c *Config) {
+				s.setMemoryConfig(func(m *Config) { m.MaxMemorySamples = c.MaxMemorySamples })
+			}),
+	row("lfu-log-factor", "LFU counter's logarithm factor (higher: slower counting)",
+		func(c *Config) *int { return &c.LFULogFactor }, integer[int](0, math.MaxInt32)).
+		mutable(func(s *Server) string { return strconv.Itoa(s.memConfig().LFULogFactor) },
+			func(s *Server, c *Config) { s.setMemoryConfig(func(m *Config) { m.LFULogFactor = c.LFULogFactor }) }),
+	row("lfu-decay-time", "minutes for the LFU counter to lose one (0: never)",
+		func(c *Config) *int { return &c.LFUDecayTime }, integer[int](0, math.MaxInt32)).
+		mutable(func(s *Server) string { return strconv.Itoa(s.memConfig().LFUDecayTime) },
+			func(s *Server, c *Config) { s.setMemoryConfig(func(m *Config) { m.LFUDecayTime = c.LFUDecayTime }) }),
 	row("loglevel", "debug, verbose, notice or warning",
 		func(c *Config) *string { return &c.LogLevel }, logLevelCodec),
 	row("dir", "directory of the snapshot and append-only files",

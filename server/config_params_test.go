@@ -102,6 +102,16 @@ var configCases = map[string]struct {
 		bad: [][2]string{{"0", "between 1 and 2147483647"}, {"1kb", "integer"}}},
 	"turnstile-multi-max-commands": {good: [][2]string{{"5000", "5000"}},
 		bad: [][2]string{{"0", "between 1 and 2147483647"}}},
+	"maxmemory": {good: [][2]string{{"100mb", "104857600"}, {"0", "0"}, {"1gb", "1073741824"}},
+		bad: [][2]string{{"-1", "memory value"}, {"lots", "memory value"}}},
+	"maxmemory-policy": {good: [][2]string{{"allkeys-lru", "allkeys-lru"}, {"VOLATILE-TTL", "volatile-ttl"}, {"noeviction", "noeviction"}},
+		bad: [][2]string{{"lru", "one of the following: volatile-lru, volatile-lfu, volatile-random, volatile-ttl, allkeys-lru, allkeys-lfu, allkeys-random, noeviction"}}},
+	"maxmemory-samples": {good: [][2]string{{"1", "1"}, {"64", "64"}},
+		bad: [][2]string{{"0", "between 1 and 64"}, {"65", "between 1 and 64"}}},
+	"lfu-log-factor": {good: [][2]string{{"0", "0"}, {"100", "100"}},
+		bad: [][2]string{{"-1", "between 0 and 2147483647"}}},
+	"lfu-decay-time": {good: [][2]string{{"0", "0"}, {"60", "60"}},
+		bad: [][2]string{{"x", "integer"}}},
 	"turnstile-multi-max-bytes": {good: [][2]string{{"16mb", "16777216"}, {"1", "1"}},
 		bad: [][2]string{{"0", "between 1 and"}, {"16 mb", "memory value"}}},
 }
@@ -168,17 +178,14 @@ func TestConfigTableShape(t *testing.T) {
 			t.Errorf("%s: not found by its flag %q", p.Name, p.Flag)
 		}
 	}
-	if want := "[requirepass maxclients busy-reply-threshold lua-time-limit turnstile-native-scripts]"; fmt.Sprint(mutable) != want {
+	if want := "[requirepass maxclients maxmemory maxmemory-policy maxmemory-samples lfu-log-factor lfu-decay-time busy-reply-threshold lua-time-limit turnstile-native-scripts]"; fmt.Sprint(mutable) != want {
 		t.Errorf("mutable rows %v, want %s", mutable, want)
 	}
 	if p := LookupConfigParam("SHARDS"); p == nil || p.Name != "turnstile-shards" {
 		t.Errorf("LookupConfigParam(shards) = %v", p)
 	}
-	if LookupConfigParam("maxmemory") != nil || LookupConfigParam("nosuch") != nil {
-		t.Error("LookupConfigParam found a row that cannot be set")
-	}
-	if err := configByName["maxmemory"].Parse(&Config{}, "0"); err == nil {
-		t.Error("maxmemory parsed")
+	if LookupConfigParam("nosuch") != nil {
+		t.Error("LookupConfigParam found a row that does not exist")
 	}
 	// The configured shard count is kept; CONFIG GET reports the effective,
 	// rounded-up one.
@@ -276,7 +283,7 @@ func TestConfigGetSetCommands(t *testing.T) {
 	}
 
 	// Immutable ones answer Redis's error and change nothing.
-	for _, name := range []string{"port", "turnstile-shards", "maxmemory", "proto-max-bulk-len", "turnstile-multi-max-bytes", "appendonly", "save"} {
+	for _, name := range []string{"port", "turnstile-shards", "proto-max-bulk-len", "turnstile-multi-max-bytes", "appendonly", "save"} {
 		want := "-ERR CONFIG SET failed (possibly related to argument '" + name + "') - can't set immutable config\r\n"
 		if got := rc.do("CONFIG", "SET", strings.ToUpper(name), "1"); got != want {
 			t.Errorf("CONFIG SET %s = %q", name, got)

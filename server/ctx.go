@@ -55,6 +55,12 @@ func (x *Ctx) get(key []byte) (shards.Entry, bool) {
 	return x.selected(key).Get(key, x.now)
 }
 
+// accessInfo reads key's access stamp without touching it (OBJECT
+// IDLETIME and FREQ): idle seconds, LFU counter, and whether key is live.
+func (x *Ctx) accessInfo(key []byte) (idle int64, freq int, ok bool) {
+	return x.selected(key).AccessInfo(key, x.now)
+}
+
 // getDB returns the live entry of key in database db.
 func (x *Ctx) getDB(db int, key []byte) (shards.Entry, bool) {
 	return x.keyspace(db, key).Get(key, x.now)
@@ -148,6 +154,7 @@ func (x *Ctx) dbSize() int64 {
 // record queues an effect on the execution, and counts the change.
 func (x *Ctx) record(e persistence.Effect) {
 	x.s.dirty.Add(1)
+	x.ex.wrote = true
 	if x.s.hooks.Load() != 0 { // a client tracks or is blocked: note the change
 		x.noteChange(e.Op, e.DB, e.Key)
 	}

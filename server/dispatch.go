@@ -80,6 +80,7 @@ func (s *Server) handle(c *client, args [][]byte) {
 			errText = errLoading
 		case s.scripts.busy.Load() && !cmd.Has(command.AllowBusy):
 			errText = errBusy
+		case s.mem.max.Load() > 0 && s.refuseForMemory(c, cmd, &errText):
 		case cmd.Has(command.Write) && s.persist.aofWriteErr.Load() != nil:
 			errText = "MISCONF Errors writing to the AOF file: " + *s.persist.aofWriteErr.Load()
 		case c.subs != nil && c.proto.Load() == 2 && c.subscribed() && !pubsubAllowed(cmd):

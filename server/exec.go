@@ -32,6 +32,8 @@ type execution struct {
 	// reply waits for everything appended so far, not only for the marks
 	// of the shards the unit holds.
 	readsAll bool
+	// wrote is set by Ctx.record: the unit has changed the keyspace.
+	wrote bool
 	// changed lists the keys the unit changed, for client-side caching
 	// invalidation (tracking.go) and for waking blocked clients
 	// (blocking.go); noted by Ctx.record only while a client tracks or is
@@ -48,7 +50,7 @@ type execution struct {
 
 // reset prepares a reused execution for a new unit.
 func (ex *execution) reset(kind execKind, now int64) {
-	ex.kind, ex.now, ex.readsAll = kind, now, false
+	ex.kind, ex.now, ex.readsAll, ex.wrote = kind, now, false, false
 	ex.locks = lockSet{items: ex.lockBuf[:0]}
 }
 

@@ -32,6 +32,7 @@ func (s *Server) expireLoop() {
 			return
 		case <-t.C:
 		}
+		s.setAccessClocks()
 		start := time.Now()
 		next := period
 		if e.slice(s, start) {

@@ -133,6 +133,8 @@ func (h *nativeHost) Call(args ...[]byte) script.Reply {
 		h.w.Error("ERR " + "native script called an unknown command or with the wrong arity")
 	} else if e := s.aofRefusal(cmd); e != "" {
 		h.w.Error(e)
+	} else if e := s.scriptOOM(cmd, h.ex.wrote); e != "" {
+		h.w.Error(e)
 	} else if cmd.Has(command.AddsKeys) && h.noRoom(cmd, args) {
 		h.w.Error(errShardFull)
 	} else {
@@ -268,6 +270,10 @@ func (h *scriptHost) Call(args [][]byte, w *resp.Writer) {
 		return
 	}
 	if e := s.aofRefusal(cmd); e != "" {
+		w.Error(e)
+		return
+	}
+	if e := s.scriptOOM(cmd, ex.wrote); e != "" {
 		w.Error(e)
 		return
 	}

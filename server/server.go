@@ -55,6 +55,14 @@ type Config struct {
 	// instead of Lua ("turnstile-native-scripts").
 	NativeScripts bool
 
+	// Memory limit (maxmemory.go): bytes (0: none), what happens at it,
+	// keys sampled per eviction, and the LFU counter's parameters.
+	MaxMemory        int64
+	MaxMemoryPolicy  string
+	MaxMemorySamples int
+	LFULogFactor     int
+	LFUDecayTime     int
+
 	// Durability, when set, is where writes become durable instead of the
 	// append-only log (a cluster passes its Raft log). nil: the append-only
 	// log when Persist.AppendOnly, else none.
@@ -94,6 +102,11 @@ func DefaultConfig() Config {
 
 		BusyReplyThreshold: 5000,
 		NativeScripts:      true,
+
+		MaxMemoryPolicy:  "noeviction",
+		MaxMemorySamples: 5,
+		LFULogFactor:     10,
+		LFUDecayTime:     1,
 	}
 }
 
@@ -151,6 +164,7 @@ type Server struct {
 	leading atomic.Bool
 
 	persist persistState
+	mem     memLimit      // maxmemory and eviction (maxmemory.go)
 	pubsub  pubsub        // channel and pattern subscriptions (pubsub.go)
 	track   tracker       // client-side caching (tracking.go)
 	blocked blockRegistry // clients blocked on keys (blocking.go)
@@ -214,6 +228,7 @@ func New(cfg Config) (*Server, error) {
 	s.blocked.init(s.dbs)
 	s.stats.init(s.table)
 	s.initScripting()
+	s.initMemory()
 	return s, nil
 }
 
@@ -371,19 +386,9 @@ func (s *Server) backgroundLoop() {
 		case <-t.C:
 			s.persistTick(s.clock.Now())
 			rel.tick(s.datasetBytes())
+			s.tuneGoLimit()
 		}
 	}
-}
-
-// datasetBytes is the memory the keyspace tables of every database hold.
-func (s *Server) datasetBytes() int64 {
-	var n int64
-	for _, db := range s.dbs {
-		if db.Len() > 0 {
-			n += db.MemoryBytes()
-		}
-	}
-	return n
 }
 
 // accept registers a new connection, or refuses it when maxclients is reached.
