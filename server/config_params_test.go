@@ -107,7 +107,7 @@ var configCases = map[string]struct {
 	"maxmemory-policy": {good: [][2]string{{"allkeys-lru", "allkeys-lru"}, {"VOLATILE-TTL", "volatile-ttl"}, {"noeviction", "noeviction"}},
 		bad: [][2]string{{"lru", "one of the following: volatile-lru, volatile-lfu, volatile-random, volatile-ttl, allkeys-lru, allkeys-lfu, allkeys-random, noeviction"}}},
 	"maxmemory-samples": {good: [][2]string{{"1", "1"}, {"64", "64"}},
-		bad: [][2]string{{"0", "between 1 and 64"}, {"65", "between 1 and 64"}}},
+		bad: [][2]string{{"0", "between 1 and 2147483647"}, {"x", "integer"}}},
 	"lfu-log-factor": {good: [][2]string{{"0", "0"}, {"100", "100"}},
 		bad: [][2]string{{"-1", "between 0 and 2147483647"}}},
 	"lfu-decay-time": {good: [][2]string{{"0", "0"}, {"60", "60"}},

@@ -229,9 +229,14 @@ func (s *Server) overMemory() bool {
 }
 
 // growsMemory reports whether cmd is refused at the memory limit: a
-// deny-oom command, one that may create keys, or an EXEC that queued one.
+// deny-oom command, one that may create keys, any command a MULTI would
+// queue (queueing takes memory too), or an EXEC that queued one of the
+// first kinds.
 func growsMemory(cmd *Command, c *client) bool {
 	if cmd.Flags&(command.DenyOOM|command.AddsKeys) != 0 {
+		return true
+	}
+	if c.multi != nil && !cmd.Has(command.NoQueue) {
 		return true
 	}
 	if cmd.Name == "exec" && c.multi != nil {

@@ -1,0 +1,224 @@
+package server
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// infoInt reads one integer field of INFO.
+func infoInt(t *testing.T, rc *redis.Client, field string) int64 {
+	t.Helper()
+	info, err := rc.Info(context.Background(), "memory", "stats").Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(info, "\r\n") {
+		if v, ok := strings.CutPrefix(line, field+":"); ok {
+			n, err := strconv.ParseInt(v, 10, 64)
+			if err != nil {
+				t.Fatalf("INFO %s: %q", field, v)
+			}
+			return n
+		}
+	}
+	t.Fatalf("INFO has no %s", field)
+	return 0
+}
+
+// limitAbove sets maxmemory to extra bytes above what is used now, under
+// policy, and returns the limit.
+func limitAbove(t *testing.T, rc *redis.Client, extra int64, policy string) int64 {
+	t.Helper()
+	ctx := context.Background()
+	limit := infoInt(t, rc, "used_memory") + extra
+	if err := rc.ConfigSet(ctx, "maxmemory-policy", policy).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if err := rc.ConfigSet(ctx, "maxmemory", strconv.FormatInt(limit, 10)).Err(); err != nil {
+		t.Fatal(err)
+	}
+	return limit
+}
+
+// throttleKeys sends CL.THROTTLE for keys prefix0..prefix(n-1), pipelined,
+// with a one-day period (each key lives a day), and returns how many were
+// refused with OOM.
+func throttleKeys(t *testing.T, rc *redis.Client, prefix string, from, n int) (oom int) {
+	t.Helper()
+	ctx := context.Background()
+	for lo := from; lo < from+n; lo += 1000 {
+		p := rc.Pipeline()
+		for i := lo; i < min(lo+1000, from+n); i++ {
+			p.Do(ctx, "CL.THROTTLE", prefix+strconv.Itoa(i), 10, 100, 86400)
+		}
+		cmds, _ := p.Exec(ctx)
+		for _, c := range cmds {
+			if err := c.Err(); err != nil {
+				if !strings.HasPrefix(err.Error(), "OOM command not allowed when used memory > 'maxmemory'.") {
+					t.Fatalf("CL.THROTTLE: %v", err)
+				}
+				oom++
+			}
+		}
+	}
+	return oom
+}
+
+func TestMaxmemoryEvictionKeepsTheLimit(t *testing.T) {
+	for _, policy := range []string{"allkeys-lru", "allkeys-lfu", "allkeys-random", "volatile-lru", "volatile-lfu", "volatile-random", "volatile-ttl"} {
+		t.Run(policy, func(t *testing.T) {
+			s, addr, _ := newTestServer(t)
+			rc := keysClient(t, addr)
+			limit := limitAbove(t, rc, 2<<20, policy)
+			const n = 100_000 // about 5 MB of GCRA keys
+			if oom := throttleKeys(t, rc, "rl:", 0, n); oom != 0 {
+				t.Fatalf("%d CL.THROTTLE refused under %s", oom, policy)
+			}
+			used, evicted := infoInt(t, rc, "used_memory"), infoInt(t, rc, "evicted_keys")
+			// One command's growth may pass the limit before the next
+			// command evicts; a table growing its slot array is the most.
+			if used > limit+limit/50 {
+				t.Errorf("used_memory %d, maxmemory %d", used, limit)
+			}
+			keys := rc.DBSize(context.Background()).Val()
+			t.Logf("%s: used %d of %d, %d keys, %d evicted", policy, used, limit, keys, evicted)
+			if evicted == 0 || keys+evicted+s.dbs[0].ExpiredKeys() != n {
+				t.Errorf("%d keys, %d evicted: not %d", keys, evicted, n)
+			}
+		})
+	}
+}
+
+// Under LRU, the keys in use survive a flood of new ones.
+func TestMaxmemoryLRUKeepsHotKeys(t *testing.T) {
+	s, addr, clk := newTestServer(t)
+	rc := keysClient(t, addr)
+	ctx := context.Background()
+	limitAbove(t, rc, 2<<20, "allkeys-lru")
+	if err := rc.ConfigSet(ctx, "maxmemory-samples", "10").Err(); err != nil {
+		t.Fatal(err)
+	}
+	const hot = 100
+	throttleKeys(t, rc, "hot:", 0, hot)
+	for round := range 20 {
+		clk.Advance(2 * time.Second)
+		s.setAccessClocks()
+		throttleKeys(t, rc, "hot:", 0, hot) // the hot clients come back
+		throttleKeys(t, rc, "flood:", round*10_000, 10_000)
+	}
+	lost := 0
+	for i := range hot {
+		if rc.Exists(ctx, "hot:"+strconv.Itoa(i)).Val() == 0 {
+			lost++
+		}
+	}
+	if ev := infoInt(t, rc, "evicted_keys"); ev < 50_000 {
+		t.Fatalf("only %d keys evicted: the flood did not reach the limit", ev)
+	}
+	// A hot key is 2 s old at most when the flood's oldest keys are up to
+	// 40 s old: with 10 samples, it goes only if all 10 are younger.
+	if lost > 2 {
+		t.Errorf("%d of %d hot keys evicted", lost, hot)
+	}
+}
+
+func TestMaxmemoryVolatileSparesKeysWithoutExpiry(t *testing.T) {
+	_, addr, _ := newTestServer(t)
+	rc := keysClient(t, addr)
+	ctx := context.Background()
+	for i := range 1000 {
+		rc.Set(ctx, "keep:"+strconv.Itoa(i), "v", 0)
+	}
+	limit := limitAbove(t, rc, 1<<20, "volatile-random")
+	throttleKeys(t, rc, "rl:", 0, 60_000)
+	for i := range 1000 {
+		if rc.Exists(ctx, "keep:"+strconv.Itoa(i)).Val() == 0 {
+			t.Fatalf("keep:%d (no expiry) was evicted under volatile-random", i)
+		}
+	}
+	if used := infoInt(t, rc, "used_memory"); used > limit+limit/50 {
+		t.Errorf("used_memory %d, maxmemory %d", used, limit)
+	}
+	// With only keys without expiry left to evict, writes are refused.
+	rc.FlushAll(ctx)
+	for i := range 1000 {
+		rc.Set(ctx, "keep:"+strconv.Itoa(i), strings.Repeat("x", 1000), 0)
+	}
+	limitAbove(t, rc, -(100 << 10), "volatile-lru")
+	if err := rc.Set(ctx, "one-more", "v", 0).Err(); err == nil || !strings.HasPrefix(err.Error(), "OOM ") {
+		t.Fatalf("SET with nothing evictable: %v", err)
+	}
+	if rc.Get(ctx, "keep:1").Val() == "" {
+		t.Fatal("GET refused at the limit")
+	}
+}
+
+func TestMaxmemoryNoevictionRefusesWritesNotReads(t *testing.T) {
+	_, addr, _ := newTestServer(t)
+	rc := keysClient(t, addr)
+	ctx := context.Background()
+	rc.Set(ctx, "existing", "v", 0)
+	limitAbove(t, rc, 1<<20, "noeviction")
+	oom := throttleKeys(t, rc, "rl:", 0, 50_000)
+	if oom == 0 {
+		t.Fatal("50,000 new keys fit in 1 MB")
+	}
+	if got := rc.Get(ctx, "existing").Val(); got != "v" {
+		t.Fatalf("GET at the limit: %q", got)
+	}
+	if infoInt(t, rc, "evicted_keys") != 0 {
+		t.Fatal("noeviction evicted")
+	}
+	// Deleting makes room again.
+	if err := rc.FlushDB(ctx).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if err := rc.Set(ctx, "after", "v", 0).Err(); err != nil {
+		t.Fatalf("SET after FLUSHDB: %v", err)
+	}
+	if err := rc.ConfigSet(ctx, "maxmemory", "0").Err(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// Evicted keys are deletes in the append-only log: a restart does not
+// bring them back.
+func TestEvictionsAreLogged(t *testing.T) {
+	r := newRestartable(t, func(c *Config) { c.Persist.AppendOnly = true })
+	rc := keysClient(t, r.rc.c.RemoteAddr().String())
+	limitAbove(t, rc, 1<<20, "allkeys-random")
+	throttleKeys(t, rc, "rl:", 0, 40_000)
+	keys := rc.DBSize(context.Background()).Val()
+	if infoInt(t, rc, "evicted_keys") == 0 {
+		t.Fatal("nothing evicted")
+	}
+	r.restart()
+	if got := r.rc.do("DBSIZE"); got != fmt.Sprintf(":%d\r\n", keys) {
+		t.Fatalf("DBSIZE after restart %q, want %d", got, keys)
+	}
+}
+
+// OBJECT IDLETIME follows accesses under an LRU policy.
+func TestObjectIdleTime(t *testing.T) {
+	s, addr, clk := newTestServer(t)
+	rc := keysClient(t, addr)
+	ctx := context.Background()
+	rc.ConfigSet(ctx, "maxmemory-policy", "allkeys-lru")
+	s.setAccessClocks()
+	rc.Set(ctx, "a", "1", 0)
+	clk.Advance(42 * time.Second)
+	s.setAccessClocks()
+	if got := rc.ObjectIdleTime(ctx, "a").Val(); got != 42*time.Second {
+		t.Fatalf("idle %v, want 42s", got)
+	}
+	rc.Get(ctx, "a")
+	if got := rc.ObjectIdleTime(ctx, "a").Val(); got != 0 {
+		t.Fatalf("idle after GET %v, want 0", got)
+	}
+}
