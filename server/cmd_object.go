@@ -3,6 +3,7 @@ package server
 import (
 	"encoding/binary"
 	"math"
+	"runtime/debug"
 
 	"github.com/turnstile/turnstile/coll"
 	"github.com/turnstile/turnstile/command"
@@ -23,7 +24,7 @@ func objectCommands() []*Command {
 				{Name: "freq", Arity: 3, Flags: ro, FirstKey: 2, LastKey: 2, Step: 1, Args: "<key>", Since: "4.0.0",
 					Summary: "Returns the logarithmic access frequency counter of a key's value.", Handler: objectFreq},
 				{Name: "idletime", Arity: 3, Flags: ro, FirstKey: 2, LastKey: 2, Step: 1, Args: "<key>", Since: "2.2.3",
-					Summary: "Returns the time since the last access to a key's value (not tracked yet: always 0).", Handler: objectIdleTime},
+					Summary: "Returns the time since the last access to a key's value (tracked under the LRU policies; 0 otherwise).", Handler: objectIdleTime},
 				{Name: "refcount", Arity: 3, Flags: ro, FirstKey: 2, LastKey: 2, Step: 1, Args: "<key>", Since: "2.2.3",
 					Summary: "Returns the reference count of a value of a key.", Handler: objectRefCount},
 				{Name: "help", Arity: 2, Flags: command.Loading | command.Stale, Since: "6.2.0",
@@ -33,6 +34,10 @@ func objectCommands() []*Command {
 			Summary: "A container for memory diagnostics commands.", Subs: []*Command{
 				{Name: "usage", Arity: -3, Flags: ro, FirstKey: 2, LastKey: 2, Step: 1, Args: "<key> [SAMPLES <count>]", Since: "4.0.0",
 					Summary: "Estimates the memory usage of a key.", Handler: memoryUsage},
+				{Name: "stats", Arity: 2, Flags: command.Loading | command.Stale, Since: "4.0.0",
+					Summary: "Returns details about memory usage.", Handler: memoryStats},
+				{Name: "purge", Arity: 2, Flags: 0, Since: "4.0.0",
+					Summary: "Returns freed memory to the operating system.", Handler: memoryPurge},
 				{Name: "help", Arity: 2, Flags: command.Loading | command.Stale, Since: "4.0.0",
 					Summary: "Returns helpful text about the different subcommands.", Handler: subcommandHelp},
 			}},
@@ -167,4 +172,69 @@ func entryMemory(key []byte, e shards.Entry) int {
 		n += 16 + e.Obj.(coll.Value).MemoryUsage() // the table's reference, then the value
 	}
 	return n
+}
+
+// memoryStats is MEMORY STATS: Redis's names for the figures Turnstile
+// has (INFO memory explains them), as a map (a flat array in RESP2).
+func memoryStats(x *Ctx) {
+	s := x.s
+	used := s.usedMemory()
+	peak := s.mem.notePeak(used)
+	dataset := s.datasetBytes()
+	rss := int64(residentBytes())
+	keys := int64(0)
+	for _, db := range s.dbs {
+		keys += db.Len()
+	}
+	perKey := int64(0)
+	if keys > 0 {
+		perKey = dataset / keys
+	}
+	pct := func(a, b int64) float64 {
+		if b == 0 {
+			return 0
+		}
+		return 100 * float64(a) / float64(b)
+	}
+	ints := []struct {
+		name string
+		v    int64
+	}{
+		{"peak.allocated", peak},
+		{"total.allocated", used},
+		{"startup.allocated", s.mem.startup},
+		{"clients.normal", s.clientBufferBytes()},
+		{"overhead.total", used - dataset},
+		{"keys.count", keys},
+		{"keys.bytes-per-key", perKey},
+		{"dataset.bytes", dataset},
+		{"maxmemory", s.mem.max.Load()},
+		{"evicted.keys", s.evictedKeys()},
+		{"rss.bytes", rss},
+		{"fragmentation.bytes", rss - used},
+	}
+	floats := []struct {
+		name string
+		v    float64
+	}{
+		{"dataset.percentage", pct(dataset, used)},
+		{"peak.percentage", pct(used, peak)},
+		{"fragmentation", float64(rss) / float64(max(used, 1))},
+	}
+	x.w.Map(len(ints) + len(floats))
+	for _, f := range ints {
+		x.w.BulkString(f.name)
+		x.w.Int(f.v)
+	}
+	for _, f := range floats {
+		x.w.BulkString(f.name)
+		x.w.Double(f.v)
+	}
+}
+
+// memoryPurge is MEMORY PURGE: a collection, and freed memory back to the
+// operating system.
+func memoryPurge(x *Ctx) {
+	debug.FreeOSMemory()
+	x.w.OK()
 }
