@@ -175,9 +175,7 @@ func (s *Server) tuneGoLimit() {
 	s.mem.notePeak(s.usedMemory())
 	maxmem := s.mem.max.Load()
 	if maxmem == 0 {
-		if s.mem.goLimit.Swap(0) != 0 {
-			debug.SetMemoryLimit(math.MaxInt64)
-		}
+		s.releaseGoLimit()
 		return
 	}
 	var mapped int64
@@ -188,6 +186,14 @@ func (s *Server) tuneGoLimit() {
 	if old := s.mem.goLimit.Load(); old == 0 || abs(limit-old) > 1<<20 {
 		s.mem.goLimit.Store(limit)
 		debug.SetMemoryLimit(limit)
+	}
+}
+
+// releaseGoLimit removes the Go runtime's memory limit if this server set
+// one (at shutdown: the limit is the process's, not the server's).
+func (s *Server) releaseGoLimit() {
+	if s.mem.goLimit.Swap(0) != 0 {
+		debug.SetMemoryLimit(math.MaxInt64)
 	}
 }
 

@@ -316,6 +316,7 @@ func (s *Server) Stopped() <-chan struct{} { return s.stopped }
 func (s *Server) finish() error {
 	defer close(s.stopped)
 	s.wg.Wait()
+	s.releaseGoLimit()
 	if p := s.loadErr.Load(); p != nil {
 		if s.persist.log != nil {
 			s.persist.log.Close()
