@@ -1,7 +1,6 @@
 package server
 
 import (
-	"math"
 	"runtime/debug"
 	"runtime/metrics"
 	"strings"
@@ -92,8 +91,11 @@ type memLimit struct {
 	samples atomic.Int32
 	startup int64         // used memory at start-up, before any data
 	cursor  atomic.Uint64 // the next (database, shard) eviction visits
-	// goLimit is the limit last given to the Go runtime (0: none).
-	goLimit atomic.Int64
+	// goLimit is the limit last given to the Go runtime (0: none), and
+	// baseGoLimit the one in effect before (--gomemlimit, GOMEMLIMIT, or
+	// none), which it never exceeds and which shutdown restores.
+	goLimit     atomic.Int64
+	baseGoLimit int64
 	peak    atomic.Int64 // highest used memory seen (used_memory_peak)
 
 	mu  sync.Mutex // serializes changes of the settings below
@@ -102,7 +104,11 @@ type memLimit struct {
 
 // initMemory measures the start-up footprint and applies the configuration.
 func (s *Server) initMemory() {
-	s.mem.startup = runtimeHeld()
+	s.mem.startup = int64(residentBytes())
+	if s.mem.startup == 0 { // not Linux: what the runtime holds
+		s.mem.startup = max(0, runtimeHeld()-s.cfg.GoBallast)
+	}
+	s.mem.baseGoLimit = debug.SetMemoryLimit(-1)
 	s.setMemoryConfig(func(c *Config) { *c = s.cfg })
 }
 
@@ -169,8 +175,9 @@ const goLimitHeadroom = 20
 
 // tuneGoLimit gives the Go runtime a soft memory limit a little above
 // maxmemory, less the slot arrays mapped outside its heap (which it does
-// not count), or removes the limit when maxmemory is 0. Called when the
-// settings change and once a second.
+// not count) and plus the untouched ballast (which it counts), or restores
+// the limit it found when maxmemory is 0. Called when the settings change
+// and once a second.
 func (s *Server) tuneGoLimit() {
 	s.mem.notePeak(s.usedMemory())
 	maxmem := s.mem.max.Load()
@@ -182,18 +189,18 @@ func (s *Server) tuneGoLimit() {
 	for _, db := range s.dbs {
 		mapped += db.MappedBytes()
 	}
-	limit := max(maxmem+maxmem/goLimitHeadroom-mapped, 16<<20)
+	limit := min(max(maxmem+maxmem/goLimitHeadroom-mapped, 16<<20)+s.cfg.GoBallast, s.mem.baseGoLimit)
 	if old := s.mem.goLimit.Load(); old == 0 || abs(limit-old) > 1<<20 {
 		s.mem.goLimit.Store(limit)
 		debug.SetMemoryLimit(limit)
 	}
 }
 
-// releaseGoLimit removes the Go runtime's memory limit if this server set
-// one (at shutdown: the limit is the process's, not the server's).
+// releaseGoLimit restores the Go runtime's memory limit if this server
+// changed it (at shutdown: the limit is the process's, not the server's).
 func (s *Server) releaseGoLimit() {
 	if s.mem.goLimit.Swap(0) != 0 {
-		debug.SetMemoryLimit(math.MaxInt64)
+		debug.SetMemoryLimit(s.mem.baseGoLimit)
 	}
 }
 

@@ -59,6 +59,7 @@ func run(ctx context.Context, args []string, logOut io.Writer) error {
 	}
 	ballast := rt.apply()
 	defer runtime.KeepAlive(ballast)
+	cfg.GoBallast = int64(len(ballast))
 	if rt.cpuProfile != "" {
 		stopProfile, err := startCPUProfile(rt.cpuProfile)
 		if err != nil {
