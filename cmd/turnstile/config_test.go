@@ -21,9 +21,7 @@ func TestFlagsMatchConfigTable(t *testing.T) {
 	rows := map[string]*server.ConfigParam{}
 	for _, p := range server.ConfigParams() {
 		if !p.Settable() {
-			if p.Name != "maxmemory" {
-				t.Errorf("row %s has no flag (only maxmemory is report-only)", p.Name)
-			}
+			t.Errorf("row %s has no flag", p.Name)
 			continue
 		}
 		rows[p.Flag] = p
@@ -119,7 +117,8 @@ func TestParseConfigFileErrors(t *testing.T) {
 	for conf, want := range map[string]string{
 		"proto-max-bulk-len 64 mb\n":    `:1: proto-max-bulk-len: argument must be a memory value`,
 		"# c\nmaxclients 5kb\n":         `:2: maxclients: argument couldn't be parsed into an integer`,
-		"maxmemory 0\n":                 `:1: unknown directive "maxmemory"`,
+		"maxmemory-policy lru\n":        `:1: maxmemory-policy: argument(s) must be one of the following`,
+		"nosuch-directive 0\n":          `:1: unknown directive "nosuch-directive"`,
 		"config other.conf\n":           `:1: unknown directive "config"`,
 		"turnstile-multi-max-bytes 0\n": `:1: turnstile-multi-max-bytes: argument must be between 1 and 9223372036854775807 inclusive`,
 		"appendonly maybe\n":            `:1: appendonly: argument must be 'yes' or 'no'`,
