@@ -222,3 +222,40 @@ func TestObjectIdleTime(t *testing.T) {
 		t.Fatalf("idle after GET %v, want 0", got)
 	}
 }
+
+// A collection growing in place counts: one hash fed field after field
+// reaches the limit like many keys do.
+func TestMaxmemoryCountsGrowingCollections(t *testing.T) {
+	_, addr, _ := newTestServer(t)
+	rc := keysClient(t, addr)
+	ctx := context.Background()
+	before := infoInt(t, rc, "used_memory")
+	limitAbove(t, rc, 2<<20, "noeviction")
+	refused := false
+	for lo := 0; lo < 200_000 && !refused; lo += 1000 {
+		p := rc.Pipeline()
+		for i := lo; i < lo+1000; i++ {
+			p.HSet(ctx, "big", "field:"+strconv.Itoa(i), "value")
+		}
+		cmds, _ := p.Exec(ctx)
+		for _, c := range cmds {
+			if err := c.Err(); err != nil {
+				if !strings.HasPrefix(err.Error(), "OOM ") {
+					t.Fatal(err)
+				}
+				refused = true
+			}
+		}
+	}
+	if !refused {
+		t.Fatal("a hash of 200,000 fields fit in 2 MB")
+	}
+	if grew := infoInt(t, rc, "used_memory_dataset"); grew < 1<<20 {
+		t.Fatalf("used_memory_dataset %d after filling (used_memory was %d)", grew, before)
+	}
+	// The hash is one key: deleting it gives the memory back.
+	rc.Del(ctx, "big")
+	if d := infoInt(t, rc, "used_memory_dataset"); d > 64<<10 {
+		t.Fatalf("used_memory_dataset %d after deleting the hash", d)
+	}
+}
