@@ -183,8 +183,11 @@ type Status struct {
 	LastStep int64 // the last step, ns: positive forward, negative backward
 }
 
-// Slewing tells whether the clock is still converging on the wall clock.
-func (s Status) Slewing() bool { return s.Offset != 0 }
+// Slewing tells whether the clock is still converging on the wall clock:
+// whether it is a millisecond or more away from it. (Each reading of the
+// wall clock leaves an offset of the time the reading took, nanoseconds,
+// slewed away within microseconds.)
+func (s Status) Slewing() bool { return s.Offset >= 1e6 || s.Offset <= -1e6 }
 
 // Status returns the clock's current state.
 func (d *Disciplined) Status() Status {

@@ -165,7 +165,7 @@ func TestDiscipline(t *testing.T) {
 					if off < ck.offset-ck.tol || off > ck.offset+ck.tol {
 						t.Fatalf("at %v the offset is %v, want %v ± %v", el, off, ck.offset, ck.tol)
 					}
-					if st := c.Status(); st.Slewing() != (st.Offset != 0) {
+					if st := c.Status(); st.Slewing() != (st.Offset/1e6 != 0) {
 						t.Fatalf("Slewing %v with offset %d", st.Slewing(), st.Offset)
 					}
 				}
