@@ -229,3 +229,18 @@ func waitStateOffset(t *testing.T, path string, want time.Duration) {
 		time.Sleep(50 * time.Millisecond)
 	}
 }
+
+// TestDisciplinedThroughFloor: on a cluster node the server's clock is the
+// node's Floor around the disciplined clock; the server still finds it to
+// save and report it.
+func TestDisciplinedThroughFloor(t *testing.T) {
+	d := clock.NewDisciplined(clock.System(), nil)
+	for _, c := range []clock.Clock{d, clock.NewFloor(d), clock.NewFloor(clock.NewFloor(d))} {
+		if got := (&Server{clock: c}).disciplined(); got != d {
+			t.Fatalf("%T: found %p, want %p", c, got, d)
+		}
+	}
+	if got := (&Server{clock: clock.NewFloor(clock.NewManual(1))}).disciplined(); got != nil {
+		t.Fatalf("a manual clock: found %p, want none", got)
+	}
+}
