@@ -1,14 +1,3 @@
-// Package clock is Turnstile's single source of time.
-//
-// Every command reads the time once, from a Clock, and passes it down as
-// int64 nanoseconds since the Unix epoch. Nothing else in the server calls
-// time.Now: the GCRA algorithm, the keyspace, expiry and (later) log replay all
-// take "now" as a parameter, which keeps them deterministic and testable.
-//
-// The server clock reads Go's monotonic clock and anchors it once to the wall
-// clock at start-up, so within one process the time never steps backwards,
-// even if the system clock is changed, while stored times stay absolute Unix
-// nanoseconds that survive a restart.
 package clock
 
 import (
@@ -22,8 +11,10 @@ type Clock interface {
 	Now() int64
 }
 
-// Monotonic is the server clock: the wall clock read once at construction,
-// advanced by the monotonic clock afterwards.
+// Monotonic is the wall clock read once at construction, advanced by the
+// monotonic clock afterwards: it never follows a later step of the wall
+// clock. The server uses Disciplined instead; Monotonic remains for tests
+// that want a real clock without the wall clock's steps.
 type Monotonic struct {
 	start   time.Time // carries a monotonic reading
 	startNs int64     // start as Unix nanoseconds
@@ -94,3 +85,6 @@ func (f *Floor) Raise(ns int64) {
 
 // Level returns the floor.
 func (f *Floor) Level() int64 { return f.floor.Load() }
+
+// Base returns the clock the floor wraps.
+func (f *Floor) Base() Clock { return f.base }

@@ -74,6 +74,7 @@ func infoServer(s *Server, b *strings.Builder, now int64) {
 	field(b, "process_id", os.Getpid())
 	field(b, "tcp_port", s.Port())
 	field(b, "server_time_usec", now/1e3)
+	infoClock(s, b)
 	field(b, "uptime_in_seconds", uptime)
 	field(b, "uptime_in_days", uptime/86400)
 	field(b, "hz", s.cfg.Hz)

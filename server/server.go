@@ -190,11 +190,11 @@ func New(cfg Config) (*Server, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, fmt.Errorf("invalid config: %w", err)
 	}
-	if cfg.Clock == nil {
-		cfg.Clock = clock.NewMonotonic()
-	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
+	}
+	if cfg.Clock == nil { // a disciplined clock without a state file (the binary passes clock.Restore's)
+		cfg.Clock = clock.NewDisciplined(clock.System(), cfg.Logger.With("component", "clock"))
 	}
 	s := &Server{
 		cfg:     cfg,
@@ -379,8 +379,9 @@ func (s *Server) goFunc(f func()) {
 	}()
 }
 
-// backgroundLoop runs the persistence checks and the memory release check
-// once a second. Active expiry has its own loop (expire.go).
+// backgroundLoop runs the persistence checks, the memory release check and
+// the saving of the clock's state once a second (the clock's state once
+// more when the server stops). Active expiry has its own loop (expire.go).
 func (s *Server) backgroundLoop() {
 	t := time.NewTicker(time.Second)
 	defer t.Stop()
@@ -388,8 +389,10 @@ func (s *Server) backgroundLoop() {
 	for {
 		select {
 		case <-s.stop:
+			s.saveClock()
 			return
 		case <-t.C:
+			s.saveClock()
 			s.persistTick(s.clock.Now())
 			rel.tick(s.datasetBytes())
 			s.tuneGoLimit()

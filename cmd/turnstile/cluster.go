@@ -35,9 +35,9 @@ func (c *clusterFlags) register(fs *flag.FlagSet) {
 }
 
 // newNode builds the cluster node for cfg (nil without --node-id) and
-// makes it the server's replication and clock. A node keeps its data in
-// the Raft log and snapshots only: appendonly is refused and the save
-// rules are off.
+// makes it the server's replication and clock (cfg.Clock, floored). A
+// node keeps its data in the Raft log and snapshots only: appendonly is
+// refused and the save rules are off.
 func (c *clusterFlags) newNode(cfg *server.Config, logger *slog.Logger) (*cluster.Node, error) {
 	if c.nodeID == "" {
 		if c.raftAddr != "" || c.bootstrap || c.join != "" || c.staleReads {
@@ -66,7 +66,7 @@ func (c *clusterFlags) newNode(cfg *server.Config, logger *slog.Logger) (*cluste
 	node, err := cluster.New(cluster.Config{
 		NodeID: c.nodeID, RaftAddr: c.raftAddr, RaftAdvertise: c.raftAdvertise, RESPAddr: announce,
 		Dir: cfg.Persist.Dir, Bootstrap: c.bootstrap, Join: c.join, Password: cfg.RequirePass, StaleReads: c.staleReads,
-		Logger: logger,
+		Clock: cfg.Clock, Logger: logger,
 	})
 	if err != nil {
 		return nil, err

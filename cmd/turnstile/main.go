@@ -11,10 +11,12 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"runtime"
 	"runtime/pprof"
 	"syscall"
 
+	"github.com/turnstile/turnstile/clock"
 	"github.com/turnstile/turnstile/server"
 )
 
@@ -69,6 +71,10 @@ func run(ctx context.Context, args []string, logOut io.Writer) error {
 	}
 	logger := slog.New(slog.NewTextHandler(logOut, &slog.HandlerOptions{Level: logLevel}))
 	cfg.Logger = logger
+	// The server clock continues from its state file in --dir (the
+	// clock package's doc): a restart never moves time back, and a step of
+	// the wall clock is slewed, never applied at once.
+	cfg.Clock = clock.Restore(filepath.Join(cfg.Persist.Dir, clock.StateFile), clock.System(), logger.With("component", "clock"))
 	node, err := rt.cluster.newNode(&cfg, logger)
 	if err != nil {
 		return err

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"net"
 	"os"
 	"path/filepath"
@@ -10,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/turnstile/turnstile/clock"
 )
 
 func TestParseConfigFileAndFlags(t *testing.T) {
@@ -89,5 +92,20 @@ func TestRunServesAndStops(t *testing.T) {
 	// The default save rules (as redis.conf's) snapshot at shutdown.
 	if _, err := os.Stat(filepath.Join(dir, "dump.tsr")); err != nil {
 		t.Errorf("no snapshot written at shutdown: %v", err)
+	}
+	// The clock keeps its state next to the data, to continue from it.
+	var st struct {
+		Time   int64 `json:"time_ns"`
+		Offset int64 `json:"offset_ns"`
+	}
+	b, err := os.ReadFile(filepath.Join(dir, clock.StateFile))
+	if err == nil {
+		err = json.Unmarshal(b, &st)
+	}
+	if d := time.Duration(st.Time - time.Now().UnixNano()).Abs(); err != nil || d > 5*time.Second || st.Offset/1e6 != 0 {
+		t.Errorf("clock state %q, %v; want one written at shutdown, now, offset 0", b, err)
+	}
+	if !strings.Contains(logs.String(), "no clock state yet") {
+		t.Errorf("missing the clock's start-up line: %s", logs.String())
 	}
 }
