@@ -177,13 +177,26 @@ func (q hotQuota) emission() time.Duration {
 	return time.Duration(q.period) * time.Second / time.Duration(q.count)
 }
 
-// maxAllowed is the most requests a correct GCRA limiter allows over
-// elapsed: a full bucket (burst+1 tokens) at the start, then one more each
-// emission interval, plus one for the boundary (a token that comes due
-// right at the end, and the gap between the client's and the server's
-// clocks).
-func (q hotQuota) maxAllowed(elapsed time.Duration) int64 {
-	return q.burst + 1 + int64(elapsed/q.emission()) + 1
+// gcraMax is the most requests a correct GCRA limiter allows a key over
+// elapsed, starting from a full bucket: burst+1 tokens at once, then one
+// more each emission interval.
+func (q hotQuota) gcraMax(elapsed time.Duration) int64 {
+	return q.burst + 1 + int64(elapsed/q.emission())
+}
+
+// maxAllowed is gcraMax plus one for the boundary: a token that comes due
+// right at the end, and the gap between the client's clock (elapsed is
+// measured from the first request's sending to the last reply's arrival)
+// and the server's.
+func (q hotQuota) maxAllowed(elapsed time.Duration) int64 { return q.gcraMax(elapsed) + 1 }
+
+// resetSeen reports whether a reply's remaining rem, after a reply with
+// prev, shows that the bucket was reset (evicted) in between: without a
+// reset, remaining grows by at most one token per emission interval e
+// over the time dt between the earlier request's sending and this reply's
+// arrival, plus one for rounding.
+func resetSeen(prev, rem int64, dt, e time.Duration) bool {
+	return rem > prev+1+int64(dt/e)
 }
 
 // hot sends one CL.THROTTLE for each of keys every cfg.hotEvery on one
@@ -246,10 +259,7 @@ func hot(ctx context.Context, addr string, cfg *config, keys []*hotKey, st *errL
 				k.limited++
 			}
 			rem := r.arr[2].num
-			// Without a reset, remaining grows by at most one token per
-			// emission interval since the last request (plus one for
-			// rounding): a bigger jump means the bucket was evicted.
-			if k.prevRem >= 0 && rem > k.prevRem+1+int64(now.Sub(k.prevSent)/e) {
+			if k.prevRem >= 0 && resetSeen(k.prevRem, rem, now.Sub(k.prevSent), e) {
 				k.evictions++
 			}
 			k.prevRem, k.prevSent = rem, sent
