@@ -143,7 +143,7 @@ func runPolicy(cfg *config, policy, logPath string) result {
 	}
 	flooders.Wait()
 	res.duration = time.Since(start)
-	res.timedOut = next.Load() < cfg.keys && !srv.gone()
+	res.timedOut = next.Load() < cfg.keys && !time.Now().Before(deadline)
 	// The other clients keep going a little after the flood, so that a
 	// stall at its very end is seen too.
 	sleepUntil(context.Background(), time.Now().Add(cfg.tail))

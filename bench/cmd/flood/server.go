@@ -58,6 +58,7 @@ func startServer(bin, maxmem, policy string, extra []string, logPath string) (*s
 	}
 	cmd := exec.Command(bin, args...)
 	cmd.Stdout, cmd.Stderr = logf, logf
+	dieWithParent(cmd)
 	if err := cmd.Start(); err != nil {
 		logf.Close()
 		os.RemoveAll(dir)
