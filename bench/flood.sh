@@ -34,7 +34,7 @@ fi
 KEYS=${KEYS:-10000000}       # distinct flood keys per policy
 MAXMEMORY=${MAXMEMORY:-100mb} # --maxmemory of every server
 POLICIES=${POLICIES:-noeviction,allkeys-lru,allkeys-lfu,allkeys-random,volatile-lru,volatile-lfu,volatile-random,volatile-ttl}
-TIME_CAP=${TIME_CAP:-300}    # seconds one policy's flood may take at most
+TIME_CAP=${TIME_CAP:-240}    # seconds one policy's flood may take at most
 SET_SHARE=${SET_SHARE:-0.05} # share of the flood that is SET big:<id> <VALUE_SIZE bytes>
 VALUE_SIZE=${VALUE_SIZE:-4096}
 SET_EX=${SET_EX:-0}          # EX of those SETs (0: none; volatile policies cannot evict them)

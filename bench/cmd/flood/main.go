@@ -115,7 +115,7 @@ func parseFlags(args []string) (*config, error) {
 	fs.IntVar(&cfg.floodConns, "conns", 4, "flood connections")
 	fs.IntVar(&cfg.batch, "batch", 100, "commands per flood pipeline")
 	fs.Float64Var(&cfg.rate, "rate", 0, "flood keys per second over all connections (0: as fast as the server answers)")
-	fs.DurationVar(&cfg.timeCap, "time-cap", 300*time.Second, "longest flood per policy")
+	fs.DurationVar(&cfg.timeCap, "time-cap", 240*time.Second, "longest flood per policy")
 	fs.DurationVar(&cfg.tail, "tail", time.Second, "the hot clients and the probe go on this long after the flood")
 	fs.IntVar(&cfg.hot, "hot", 100, "hot limited clients (keys hot:<i>)")
 	fs.IntVar(&cfg.hotConns, "hot-conns", 2, "connections the hot clients share")
