@@ -211,6 +211,20 @@ func reading(b *strings.Builder, cfg *config, results []result) {
 		p("\n")
 	}
 
+	// OOM errors where every key could have been evicted: the server gave
+	// up evicting while there were victims left.
+	var needless []string
+	for _, r := range ok {
+		everyKeyEvictable := strings.HasPrefix(r.policy, "allkeys-") ||
+			(strings.HasPrefix(r.policy, "volatile-") && (cfg.setEx > 0 || cfg.setShare == 0))
+		if everyKeyEvictable && r.oom+r.hotOOM > 0 {
+			needless = append(needless, fmt.Sprintf("%s %s", r.policy, thousands(r.oom+r.hotOOM)))
+		}
+	}
+	if len(needless) > 0 {
+		p("- **OOM errors under an evicting policy** with every key a candidate (there should be none): %s.\n", strings.Join(needless, ", "))
+	}
+
 	// Volatile policies that ran out of victims.
 	var starved []string
 	for _, r := range ok {
@@ -240,11 +254,23 @@ func reading(b *strings.Builder, cfg *config, results []result) {
 		return a.hotEvicted - b.hotEvicted
 	})
 	var list []string
+	bLo, bHi := evicting[0].hotBound, evicting[0].hotBound
 	for _, r := range evicting {
-		list = append(list, fmt.Sprintf("%s %s (%d of %d keys evicted)", r.policy, thousands(r.forgiven), r.hotEvicted, r.hotKeys))
+		item := fmt.Sprintf("%s %s (%d of %d keys evicted", r.policy, thousands(r.forgiven), r.hotEvicted, r.hotKeys)
+		if r.hotOOM > 0 {
+			// Refused requests were not allowed either: the count is low
+			// because the limiter was not answering.
+			item += fmt.Sprintf("; %s hot requests refused with OOM", thousands(r.hotOOM))
+		}
+		list = append(list, item+")")
+		bLo, bHi = min(bLo, r.hotBound), max(bHi, r.hotBound)
 	}
-	p("- **Forgiven requests** of the %d hot clients, fewest first: %s. A correct limiter allowed the median hot key at most %d requests over the run.\n",
-		cfg.hot, strings.Join(list, ", "), evicting[0].hotBound)
+	bounds := fmt.Sprint(bLo)
+	if bHi > bLo {
+		bounds = fmt.Sprintf("%d–%d", bLo, bHi)
+	}
+	p("- **Forgiven requests** of the %d hot clients, fewest first: %s. A correct limiter allowed the median hot key at most %s requests over its run (the bound grows with the run's length).\n",
+		cfg.hot, strings.Join(list, ", "), bounds)
 
 	var fit []result
 	var unfit []string
