@@ -74,28 +74,8 @@ func runPolicy(cfg *config, policy, logPath string) result {
 			res.crashed = true
 		}
 	}()
-	setup, err := dial(srv.addr)
-	if err != nil {
-		res.failure = err.Error()
+	if res.maxmem, res.failure = prepare(srv.addr); res.failure != "" {
 		return res
-	}
-	defer setup.close()
-	if r, err := setup.do(5*time.Second, "SET", "probe", "probe-value"); err != nil || r.typ != '+' {
-		res.failure = "SET probe before the flood: " + r.str
-		if err != nil {
-			res.failure += err.Error()
-		}
-		if m, err := info(setup, "memory"); err == nil && r.isErr() {
-			res.failure += fmt.Sprintf(" (the fresh server's used_memory %s, used_memory_startup %s, maxmemory %s)",
-				m["used_memory"], m["used_memory_startup"], m["maxmemory"])
-		}
-		return res
-	}
-	if m, err := info(setup, "memory"); err != nil {
-		res.failure = "INFO memory: " + err.Error()
-		return res
-	} else {
-		res.maxmem = infoInt(m, "maxmemory")
 	}
 
 	start := time.Now()
@@ -199,14 +179,49 @@ func runPolicy(cfg *config, policy, logPath string) result {
 	if res.crashed {
 		return res
 	}
-	if m, err := info(setup, "memory"); err == nil {
+	// A fresh connection for the final figures: the set-up one sat idle
+	// through the flood.
+	end, err := dial(srv.addr)
+	if err != nil {
+		res.failure = "after the flood: " + err.Error()
+		return res
+	}
+	defer end.close()
+	if m, err := info(end, "memory"); err == nil {
 		res.usedMemory = infoInt(m, "used_memory")
 	}
-	if m, err := info(setup, "stats"); err == nil {
+	if m, err := info(end, "stats"); err == nil {
 		res.evicted, res.expired = infoInt(m, "evicted_keys"), infoInt(m, "expired_keys")
 	}
-	if r, err := setup.do(5*time.Second, "DBSIZE"); err == nil && r.typ == ':' {
+	if r, err := end.do(5*time.Second, "DBSIZE"); err == nil && r.typ == ':' {
 		res.dbsize = r.num
 	}
 	return res
+}
+
+// prepare sets the probe key on a fresh server and returns its maxmemory
+// in bytes, or why it could not.
+func prepare(addr string) (maxmem int64, failure string) {
+	c, err := dial(addr)
+	if err != nil {
+		return 0, err.Error()
+	}
+	defer c.close()
+	r, err := c.do(5*time.Second, "SET", "probe", "probe-value")
+	if err != nil {
+		return 0, "SET probe before the flood: " + err.Error()
+	}
+	if r.typ != '+' {
+		failure = "SET probe before the flood: " + r.str
+		if m, err := info(c, "memory"); err == nil {
+			failure += fmt.Sprintf(" (the fresh server's used_memory %s, used_memory_startup %s, maxmemory %s)",
+				m["used_memory"], m["used_memory_startup"], m["maxmemory"])
+		}
+		return 0, failure
+	}
+	m, err := info(c, "memory")
+	if err != nil {
+		return 0, "INFO memory: " + err.Error()
+	}
+	return infoInt(m, "maxmemory"), ""
 }

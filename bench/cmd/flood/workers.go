@@ -200,69 +200,33 @@ func resetSeen(prev, rem int64, dt, e time.Duration) bool {
 }
 
 // hot sends one CL.THROTTLE for each of keys every cfg.hotEvery on one
-// connection (one pipeline per tick) and records the replies in keys.
+// connection (one pipeline per tick) and records the replies in keys. A
+// connection that fails is counted as an error and dialled again at the
+// next tick.
 func hot(ctx context.Context, addr string, cfg *config, keys []*hotKey, st *errLog) {
-	c, err := dial(addr)
-	if err != nil {
-		st.add(err.Error())
-		for _, k := range keys {
-			k.errs++
+	var c *conn
+	defer func() {
+		if c != nil {
+			c.close()
 		}
-		return
-	}
-	defer c.close()
-	q := cfg.hotQuota
-	burst, count, period := strconv.FormatInt(q.burst, 10), strconv.FormatInt(q.count, 10), strconv.FormatInt(q.period, 10)
-	e := q.emission()
+	}()
 	tick := time.NewTicker(cfg.hotEvery)
 	defer tick.Stop()
 	for {
-		sent := time.Now()
-		for _, k := range keys {
-			c.appendCmd("CL.THROTTLE", k.name, burst, count, period)
-		}
-		dl := sent.Add(ioTimeout)
-		if err := c.flush(dl); err != nil {
-			st.add(err.Error())
-			keys[0].errs++
-			return
-		}
-		for _, k := range keys {
-			r, err := c.read(dl)
-			now := time.Now()
-			if err != nil {
+		if c == nil {
+			var err error
+			if c, err = dial(addr); err != nil {
 				st.add(err.Error())
-				k.errs++
-				return
+				keys[0].errs++
+				c = nil
 			}
-			if k.sent == 0 {
-				k.first = sent
+		}
+		if c != nil {
+			if err := hotRound(c, cfg.hotQuota, keys, st); err != nil {
+				st.add(err.Error())
+				c.close()
+				c = nil
 			}
-			k.sent++
-			k.last = now
-			switch {
-			case r.isErr() && isOOM(r.str):
-				k.oom++
-				continue
-			case r.isErr():
-				k.errs++
-				st.add(r.str)
-				continue
-			case r.typ != '*' || len(r.arr) != 5:
-				k.errs++
-				st.add(fmt.Sprintf("CL.THROTTLE replied %q %q", r.typ, r.str))
-				continue
-			}
-			if r.arr[0].num == 0 {
-				k.allowed++
-			} else {
-				k.limited++
-			}
-			rem := r.arr[2].num
-			if k.prevRem >= 0 && resetSeen(k.prevRem, rem, now.Sub(k.prevSent), e) {
-				k.evictions++
-			}
-			k.prevRem, k.prevSent = rem, sent
 		}
 		select {
 		case <-ctx.Done():
@@ -270,6 +234,59 @@ func hot(ctx context.Context, addr string, cfg *config, keys []*hotKey, st *errL
 		case <-tick.C:
 		}
 	}
+}
+
+// hotRound sends one request for each key in one pipeline and records the
+// replies; it returns a connection error (counted against the key whose
+// reply it lost).
+func hotRound(c *conn, q hotQuota, keys []*hotKey, st *errLog) error {
+	burst, count, period := strconv.FormatInt(q.burst, 10), strconv.FormatInt(q.count, 10), strconv.FormatInt(q.period, 10)
+	sent := time.Now()
+	for _, k := range keys {
+		c.appendCmd("CL.THROTTLE", k.name, burst, count, period)
+	}
+	dl := sent.Add(ioTimeout)
+	if err := c.flush(dl); err != nil {
+		keys[0].errs++
+		return err
+	}
+	for _, k := range keys {
+		r, err := c.read(dl)
+		now := time.Now()
+		if err != nil {
+			k.errs++
+			return err
+		}
+		if k.sent == 0 {
+			k.first = sent
+		}
+		k.sent++
+		k.last = now
+		switch {
+		case r.isErr() && isOOM(r.str):
+			k.oom++
+			continue
+		case r.isErr():
+			k.errs++
+			st.add(r.str)
+			continue
+		case r.typ != '*' || len(r.arr) != 5:
+			k.errs++
+			st.add(fmt.Sprintf("CL.THROTTLE replied %q %q", r.typ, r.str))
+			continue
+		}
+		if r.arr[0].num == 0 {
+			k.allowed++
+		} else {
+			k.limited++
+		}
+		rem := r.arr[2].num
+		if k.prevRem >= 0 && resetSeen(k.prevRem, rem, now.Sub(k.prevSent), q.emission()) {
+			k.evictions++
+		}
+		k.prevRem, k.prevSent = rem, sent
+	}
+	return nil
 }
 
 // ---------------------------------------------------------------- probe --
