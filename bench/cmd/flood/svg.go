@@ -120,9 +120,22 @@ func rssChart(cfg *config, results []result) string {
 			continue
 		}
 		color := policyColors[r.policy]
-		pts := make([]string, len(r.series))
-		for i, s := range r.series {
-			pts[i] = fmt.Sprintf("%.1f,%.1f", x(s.t.Seconds()), y(float64(s.rss)/mib))
+		// One point per pixel column, the highest RSS in it, so that a
+		// long run's chart stays small and keeps its peaks.
+		var pts []string
+		col, peak := -1, 0.0
+		for _, s := range r.series {
+			px, v := x(s.t.Seconds()), float64(s.rss)/mib
+			if c := int(px); c != col {
+				if col >= 0 {
+					pts = append(pts, fmt.Sprintf("%d,%.1f", col, y(peak)))
+				}
+				col, peak = c, v
+			}
+			peak = math.Max(peak, v)
+		}
+		if col >= 0 {
+			pts = append(pts, fmt.Sprintf("%d,%.1f", col, y(peak)))
 		}
 		f(`<polyline points="%s" fill="none" stroke="%s" stroke-width="2"><title>%s: max RSS %.1f MiB</title></polyline>`+"\n",
 			strings.Join(pts, " "), color, r.policy, float64(r.maxRSS)/mib)
