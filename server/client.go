@@ -36,10 +36,14 @@ type client struct {
 
 	db     int  // selected database
 	authed bool // passed AUTH (or no password is set)
-	multi  *multiState
-	watch  *watchState
-	quit   bool        // close after writing the pending replies
-	killed atomic.Bool // set by kill (shared): the connection is to end
+	// memFull is set by handle for the command it runs when memory is at
+	// the limit and cannot be freed: the command may not create keys
+	// (maxmemory.go).
+	memFull bool
+	multi   *multiState
+	watch   *watchState
+	quit    bool        // close after writing the pending replies
+	killed  atomic.Bool // set by kill (shared): the connection is to end
 
 	// scriptLock: the connection holds the server's script lock, across the
 	// scripts of a pipelined batch (scripting.go); scriptRun counts them.

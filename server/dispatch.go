@@ -57,6 +57,7 @@ func truncate(b []byte, n int) string {
 // The checks come in Redis's order: existence (command, then subcommand),
 // arity, authentication. Inside MULTI a rejected command makes EXEC fail.
 func (s *Server) handle(c *client, args [][]byte) {
+	c.memFull = false
 	cmd := c.lookupCommand(args[0])
 	if s.repl != nil && c.forwarded(cmd, args) {
 		return // the leader runs it (forward.go)

@@ -28,39 +28,74 @@ import (
 // freed: Redis's EVICT_RUNNING) and the next commands go on.
 const evictBudget = time.Millisecond
 
+// barrenPause is how long, after a full round over the shards found
+// nothing to evict, commands skip eviction (and those that grow memory
+// get the OOM error at once) instead of each walking every shard again.
+const barrenPause = 10 * time.Millisecond
+
 // evict evicts by p until used memory is at most maxmem or deadline
-// passes. It reports whether memory is under the limit or eviction is
-// under way (some key was removed); false means nothing could be evicted.
+// passes. It reports whether memory is under the limit or being freed
+// (the budget ran out while keys were being removed); false means there
+// is nothing left to evict.
 func (s *Server) evict(maxmem int64, p *evictionPolicy, deadline time.Time) bool {
+	if time.Now().UnixNano() < s.mem.barren.Load() {
+		return false
+	}
 	pol := shards.Policy{Kind: p.kind, Volatile: p.volatile, Samples: int(s.mem.samples.Load())}
 	now := s.clock.Now()
-	nshards := uint64(s.dbs[0].NumShards())
-	total := int(nshards) * len(s.dbs)
-	freed, misses := false, 0
-	for n := 0; s.usedMemory() > maxmem; n++ {
-		if n%16 == 15 && time.Now().After(deadline) {
-			return freed
+	var buf [16]int
+	dbs := s.evictableDBs(p.volatile, buf[:0])
+	for n := 1; s.usedMemory() > maxmem; n++ {
+		if !s.evictOne(dbs, pol, now) {
+			s.mem.barren.Store(time.Now().Add(barrenPause).UnixNano())
+			return false
 		}
-		k := s.mem.cursor.Add(1)
-		d, i := int(k/nshards)%len(s.dbs), int(k%nshards)
-		db := s.dbs[d]
-		removed := false
-		if db.Candidates(i, p.volatile) {
-			db.Lock(i)
-			removed = db.EvictLocked(i, pol, now, func(key []byte, dead bool) {
-				if !dead {
-					s.keyEvicted(d, i, key)
-				}
-			})
-			db.Unlock(i)
-		}
-		if removed {
-			freed, misses = true, 0
-		} else if misses++; misses >= total {
-			return freed
+		if n%16 == 0 && time.Now().After(deadline) {
+			return true
 		}
 	}
 	return true
+}
+
+// evictableDBs appends to dbs the databases that hold candidates: any key,
+// or with volatile any key with an expiry.
+func (s *Server) evictableDBs(volatile bool, dbs []int) []int {
+	for d, db := range s.dbs {
+		if (volatile && db.Expires() > 0) || (!volatile && db.Len() > 0) {
+			dbs = append(dbs, d)
+		}
+	}
+	return dbs
+}
+
+// evictOne removes one key of the databases dbs: it visits their shards in
+// turn from the shared cursor (so concurrent evictions spread over
+// different shards) until one gives a victim, and reports false after a
+// whole round without one.
+func (s *Server) evictOne(dbs []int, pol shards.Policy, now int64) bool {
+	if len(dbs) == 0 {
+		return false
+	}
+	nshards := uint64(s.dbs[0].NumShards())
+	for range uint64(len(dbs)) * nshards {
+		k := s.mem.cursor.Add(1)
+		d, i := dbs[int(k/nshards)%len(dbs)], int(k%nshards)
+		db := s.dbs[d]
+		if !db.Candidates(i, pol.Volatile) {
+			continue
+		}
+		db.Lock(i)
+		removed := db.EvictLocked(i, pol, now, func(key []byte, dead bool) {
+			if !dead {
+				s.keyEvicted(d, i, key)
+			}
+		})
+		db.Unlock(i)
+		if removed {
+			return true
+		}
+	}
+	return false
 }
 
 // keyEvicted logs and announces the eviction of key from shard i of

@@ -123,6 +123,17 @@ func (s *Server) eachKey(cmd *Command, args [][]byte, db int, fn func(db int, ke
 // everyday work, goes on in a full shard. A unit that does not fit is
 // refused before anything changes, instead of failing half-way.
 func (s *Server) roomForNew(now int64, db int, cmds []queued) bool {
+	for it, n := range s.freshKeys(now, db, cmds) {
+		if s.dbs[it.db].Room(it.shard) < n {
+			return false
+		}
+	}
+	return true
+}
+
+// freshKeys counts, per shard, the keys that do not exist yet among those
+// that cmds, run from database db, may create.
+func (s *Server) freshKeys(now int64, db int, cmds []queued) map[lockItem]int {
 	type dbKey struct {
 		db  int
 		key string
@@ -142,12 +153,27 @@ func (s *Server) roomForNew(now int64, db int, cmds []queued) bool {
 			}
 		})
 	})
-	for it, n := range fresh {
-		if s.dbs[it.db].Room(it.shard) < n {
-			return false
+	return fresh
+}
+
+// roomError is the error a unit that may create keys (l.grow > 0) gets,
+// after locking, when it would create one that does not fit: at the memory
+// limit (memFull: no new key at all, errOOM) or in a full shard
+// (errShardFull). Units that only update existing keys always run: a
+// limiter's everyday work goes on at the limit.
+func (s *Server) roomError(memFull bool, l *lockSet, now int64, db int, cmds []queued) string {
+	switch {
+	case l.grow == 0:
+		return ""
+	case memFull:
+		if len(s.freshKeys(now, db, cmds)) > 0 {
+			return errOOM
 		}
+		return ""
+	case !l.roomForAll(s) && !s.roomForNew(now, db, cmds):
+		return errShardFull
 	}
-	return true
+	return ""
 }
 
 // errShardFull answers a command refused for want of room.
@@ -291,8 +317,8 @@ func (s *Server) call(c *client, cmd *Command, args [][]byte) {
 		ex.locks.lock(s)
 	}
 	c.touch(ex.now)
-	if ex.locks.grow > 0 && !ex.locks.roomForAll(s) && !s.roomForNew(ex.now, c.db, []queued{{cmd, args}}) {
-		c.w.Error(errShardFull)
+	if e := s.roomError(c.memFull, &ex.locks, ex.now, c.db, []queued{{cmd, args}}); e != "" {
+		c.w.Error(e)
 		s.end(c, ex)
 		if c.blocked != nil { // a blocked command's retry: the error ends the block
 			s.blocked.remove(c)

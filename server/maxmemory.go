@@ -91,12 +91,17 @@ type memLimit struct {
 	samples atomic.Int32
 	startup int64         // used memory at start-up, before any data
 	cursor  atomic.Uint64 // the next (database, shard) eviction visits
+	barren  atomic.Int64  // Unix ns until which eviction is known fruitless (evict.go)
 	// goLimit is the limit last given to the Go runtime (0: none), and
 	// baseGoLimit the one in effect before (--gomemlimit, GOMEMLIMIT, or
 	// none), which it never exceeds and which shutdown restores.
 	goLimit     atomic.Int64
 	baseGoLimit int64
-	peak    atomic.Int64 // highest used memory seen (used_memory_peak)
+	// outsideGo is the resident memory at start-up that the Go runtime
+	// does not count (the binary's code and data): RSS is it, plus what
+	// the runtime holds (less the untouched ballast), plus mapped slots.
+	outsideGo int64
+	peak        atomic.Int64 // highest used memory seen (used_memory_peak)
 
 	mu  sync.Mutex // serializes changes of the settings below
 	cfg Config     // the memory settings in effect (its other fields unused)
@@ -104,10 +109,12 @@ type memLimit struct {
 
 // initMemory measures the start-up footprint and applies the configuration.
 func (s *Server) initMemory() {
+	goHeld := max(0, runtimeHeld()-s.cfg.GoBallast)
 	s.mem.startup = int64(residentBytes())
 	if s.mem.startup == 0 { // not Linux: what the runtime holds
-		s.mem.startup = max(0, runtimeHeld()-s.cfg.GoBallast)
+		s.mem.startup = goHeld
 	}
+	s.mem.outsideGo = max(0, s.mem.startup-goHeld)
 	s.mem.baseGoLimit = debug.SetMemoryLimit(-1)
 	s.setMemoryConfig(func(c *Config) { *c = s.cfg })
 }
@@ -169,15 +176,17 @@ func (s *Server) setAccessClocks() {
 	}
 }
 
-// goLimitHeadroom is how far above maxmemory the Go runtime's own limit
-// lies: room for garbage between collections.
-const goLimitHeadroom = 20
+// goLimitPercent is where the Go runtime's soft limit puts the process's
+// resident memory, in percent of maxmemory: the bound is 110%, and
+// the collector needs the room between used memory and it for garbage.
+const goLimitPercent = 109
 
-// tuneGoLimit gives the Go runtime a soft memory limit a little above
-// maxmemory, less the slot arrays mapped outside its heap (which it does
-// not count) and plus the untouched ballast (which it counts), or restores
-// the limit it found when maxmemory is 0. Called when the settings change
-// and once a second.
+// tuneGoLimit gives the Go runtime a soft memory limit that keeps the
+// process's resident memory near goLimitPercent of maxmemory: that, less
+// the resident memory the runtime does not count (the binary, the slot
+// arrays mapped outside its heap), plus the untouched ballast it does
+// count; or it restores the limit it found when maxmemory is 0. Called when
+// the settings change and once a second.
 func (s *Server) tuneGoLimit() {
 	s.mem.notePeak(s.usedMemory())
 	maxmem := s.mem.max.Load()
@@ -189,7 +198,8 @@ func (s *Server) tuneGoLimit() {
 	for _, db := range s.dbs {
 		mapped += db.MappedBytes()
 	}
-	limit := min(max(maxmem+maxmem/goLimitHeadroom-mapped, 16<<20)+s.cfg.GoBallast, s.mem.baseGoLimit)
+	rss := maxmem / 100 * goLimitPercent
+	limit := min(max(rss-s.mem.outsideGo-mapped, 16<<20)+s.cfg.GoBallast, s.mem.baseGoLimit)
 	if old := s.mem.goLimit.Load(); old == 0 || abs(limit-old) > 1<<20 {
 		s.mem.goLimit.Store(limit)
 		debug.SetMemoryLimit(limit)
@@ -242,19 +252,19 @@ func (s *Server) overMemory() bool {
 }
 
 // growsMemory reports whether cmd is refused at the memory limit: a
-// deny-oom command, one that may create keys, any command a MULTI would
-// queue (queueing takes memory too), or an EXEC that queued one of the
-// first kinds.
+// deny-oom command, any command a MULTI would queue (queueing takes memory
+// too), or an EXEC that queued a deny-oom command.
 func growsMemory(cmd *Command, c *client) bool {
-	if cmd.Flags&(command.DenyOOM|command.AddsKeys) != 0 {
+	switch {
+	case cmd.Has(command.DenyOOM):
 		return true
-	}
-	if c.multi != nil && !cmd.Has(command.NoQueue) {
+	case c.multi == nil:
+		return false
+	case !cmd.Has(command.NoQueue):
 		return true
-	}
-	if cmd.Name == "exec" && c.multi != nil {
+	case cmd.Name == "exec":
 		for _, q := range c.multi.cmds {
-			if q.cmd.Flags&(command.DenyOOM|command.AddsKeys) != 0 {
+			if q.cmd.Has(command.DenyOOM) {
 				return true
 			}
 		}
@@ -262,10 +272,33 @@ func growsMemory(cmd *Command, c *client) bool {
 	return false
 }
 
-// refuseForMemory runs before a command while a limit is set: it evicts
-// if used memory is above the limit and the policy allows, and sets
-// *errText to the OOM error and reports true if cmd grows memory and the
-// limit still cannot be kept.
+// mayAddKeys reports whether cmd may create keys (an EXEC: one it queued)
+// or is a script, which may do anything.
+func mayAddKeys(cmd *Command, c *client) bool {
+	if cmd.Flags&(command.AddsKeys|command.Scripting) != 0 {
+		return true
+	}
+	if cmd.Name == "exec" && c.multi != nil {
+		for _, q := range c.multi.cmds {
+			if q.cmd.Flags&(command.AddsKeys|command.Scripting) != 0 {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// refuseForMemory runs before a command while a limit is set and used
+// memory is above it. Before a command that may grow memory it evicts, if
+// the policy allows, until memory is under the limit or its time budget
+// is spent; reads, deletes and the like run without it. If the limit
+// still cannot be kept (noeviction, or nothing left to evict):
+//   - a deny-oom command (and anything inside MULTI) is refused: *errText
+//     is set to the OOM error and it reports true;
+//   - a command that may only create keys, like CL.THROTTLE (redis-cell
+//     has no deny-oom flag), runs with c.memFull set: it updates existing
+//     keys, and is refused with the OOM error only if it would create one
+//     (roomError), so the limits already in memory keep working.
 func (s *Server) refuseForMemory(c *client, cmd *Command, errText *string) bool {
 	maxmem := s.mem.max.Load()
 	if s.usedMemory() <= maxmem {
@@ -274,20 +307,27 @@ func (s *Server) refuseForMemory(c *client, cmd *Command, errText *string) bool 
 	if s.repl != nil && !s.leading.Load() {
 		return false // the leader decides (and its writes arrive regardless)
 	}
-	p := s.mem.policy.Load()
-	running := p.evicts && s.evict(maxmem, p, time.Now().Add(evictBudget))
-	if running || !growsMemory(cmd, c) {
+	deny, adds := growsMemory(cmd, c), mayAddKeys(cmd, c)
+	if !deny && !adds {
 		return false
 	}
-	*errText = errOOM
-	return true
+	if p := s.mem.policy.Load(); p.evicts && s.evict(maxmem, p, time.Now().Add(evictBudget)) {
+		return false
+	}
+	if deny {
+		*errText = errOOM
+		return true
+	}
+	c.memFull = true
+	return false
 }
 
 // scriptOOM is the error a command called by a script gets at the memory
 // limit: only deny-oom commands, and only before the script wrote
-// anything (written).
+// anything (written). (A command that only creates keys is refused if it
+// would create one: Server.noRoom.)
 func (s *Server) scriptOOM(cmd *Command, written bool) string {
-	if !written && cmd.Flags&(command.DenyOOM|command.AddsKeys) != 0 && s.overMemory() {
+	if !written && cmd.Has(command.DenyOOM) && s.overMemory() {
 		return errOOM
 	}
 	return ""

@@ -172,6 +172,26 @@ func TestMaxmemoryNoevictionRefusesWritesNotReads(t *testing.T) {
 	if got := rc.Get(ctx, "existing").Val(); got != "v" {
 		t.Fatalf("GET at the limit: %q", got)
 	}
+	// CL.THROTTLE has no deny-oom flag (as in redis-cell): buckets already
+	// in memory go on being limited; only a new bucket is refused.
+	for i := range 20 {
+		r, err := rc.Do(ctx, "CL.THROTTLE", "rl:0", 10, 100, 86400).Slice()
+		if err != nil {
+			t.Fatalf("CL.THROTTLE of an existing bucket at the limit: %v", err)
+		}
+		if limited := r[0].(int64); (i >= 10) != (limited == 1) {
+			t.Fatalf("request %d of a bucket with 10 left: limited %d", i, limited)
+		}
+	}
+	if err := rc.Do(ctx, "CL.THROTTLE", "brand-new", 10, 100, 86400).Err(); err == nil || !strings.HasPrefix(err.Error(), "OOM ") {
+		t.Fatalf("CL.THROTTLE of a new bucket at the limit: %v", err)
+	}
+	if err := rc.Eval(ctx, "return redis.call('CL.THROTTLE', KEYS[1], 10, 100, 86400)", []string{"rl:1"}).Err(); err != nil {
+		t.Fatalf("CL.THROTTLE of an existing bucket from a script: %v", err)
+	}
+	if err := rc.Eval(ctx, "return redis.call('CL.THROTTLE', KEYS[1], 10, 100, 86400)", []string{"new2"}).Err(); err == nil || !strings.Contains(err.Error(), "OOM ") {
+		t.Fatalf("CL.THROTTLE of a new bucket from a script: %v", err)
+	}
 	if infoInt(t, rc, "evicted_keys") != 0 {
 		t.Fatal("noeviction evicted")
 	}

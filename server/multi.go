@@ -209,9 +209,10 @@ func cmdExec(x *Ctx) {
 		}
 	}
 	ex.locks.lock(s)
+	room := s.roomError(c.memFull, &ex.locks, ex.now, c.db, m.cmds)
 	switch {
-	case ex.locks.grow > 0 && !ex.locks.roomForAll(s) && !s.roomForNew(ex.now, c.db, m.cmds):
-		x.w.Error("EXECABORT Transaction discarded because of: " + errShardFull)
+	case room != "":
+		x.w.Error("EXECABORT Transaction discarded because of: " + room)
 	case c.watchBroken(ex.now):
 		x.w.NullArray()
 	default:

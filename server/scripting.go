@@ -105,9 +105,12 @@ func (h *nativeHost) Number(f float64) []byte {
 	return h.arena[from:len(h.arena):len(h.arena)]
 }
 
-// noRoom is Server.noRoom for a command a native calls (the refusals are
-// the Lua host's: natives answer what their scripts would).
-func (h *nativeHost) noRoom(cmd *Command, args [][]byte) bool {
+// addsKeysError is Server.noRoom for a command a native calls (the
+// refusals are the Lua host's: natives answer what their scripts would).
+func (h *nativeHost) addsKeysError(cmd *Command, args [][]byte) string {
+	if !cmd.Has(command.AddsKeys) {
+		return ""
+	}
 	more := &h.more
 	*more = lockSet{items: more.items[:0]}
 	h.s.addCommandLocks(more, cmd, args, h.c.db)
@@ -135,8 +138,8 @@ func (h *nativeHost) Call(args ...[]byte) script.Reply {
 		h.w.Error(e)
 	} else if e := s.scriptOOM(cmd, h.ex.wrote); e != "" {
 		h.w.Error(e)
-	} else if cmd.Has(command.AddsKeys) && h.noRoom(cmd, args) {
-		h.w.Error(errShardFull)
+	} else if e := h.addsKeysError(cmd, args); e != "" {
+		h.w.Error(e)
 	} else {
 		y := &h.ctx
 		y.init(s, h.c, cmd, args, h.ex)
@@ -291,8 +294,8 @@ func (h *scriptHost) Call(args [][]byte, w *resp.Writer) {
 		for _, it := range more.items {
 			ex.locks.escalate(s, it.db, it.shard)
 		}
-		if s.noRoom(more, cmd, args, c.db, ex.now) {
-			w.Error(errShardFull)
+		if e := s.noRoom(more, cmd, args, c.db, ex.now); e != "" {
+			w.Error(e)
 			return
 		}
 	}
@@ -325,10 +328,12 @@ func (s *Server) aofRefusal(cmd *Command) string {
 	return ""
 }
 
-// noRoom reports whether a command a script calls, whose own shards are
-// more, may add keys to a shard that has no room left for them.
-func (s *Server) noRoom(more *lockSet, cmd *Command, args [][]byte, db int, now int64) bool {
-	return more.grow > 0 && !more.roomForAll(s) && !s.roomForNew(now, db, []queued{{cmd, args}})
+// noRoom is the error a command a script calls, whose own shards are
+// more, gets if it would add a key that does not fit: at the memory limit
+// (the eviction before the script did not get under it) or in a full
+// shard; "" if it fits.
+func (s *Server) noRoom(more *lockSet, cmd *Command, args [][]byte, db int, now int64) string {
+	return s.roomError(s.overMemory(), more, now, db, []queued{{cmd, args}})
 }
 
 func (h *scriptHost) Log(level int, msg string) {
