@@ -101,7 +101,7 @@ type memLimit struct {
 	// does not count (the binary's code and data): RSS is it, plus what
 	// the runtime holds (less the untouched ballast), plus mapped slots.
 	outsideGo int64
-	peak        atomic.Int64 // highest used memory seen (used_memory_peak)
+	peak      atomic.Int64 // highest used memory seen (used_memory_peak)
 
 	mu  sync.Mutex // serializes changes of the settings below
 	cfg Config     // the memory settings in effect (its other fields unused)
