@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"math"
+	"slices"
 )
 
 // table is one shard's storage, built to keep the cost per key small:
@@ -293,7 +294,10 @@ func (t *table) write(i int, key []byte, tag uint32, e Entry, keepObj int64) {
 	own := size > bigRecord || uint64(len(t.arena)+size) > math.MaxUint32
 	var r []byte
 	if own {
-		r = make([]byte, 0, size)
+		// Grown, not made: the capacity is then the allocator's size class
+		// (4,864 bytes for a 4 KiB value), so accounting counts what the
+		// record really takes.
+		r = slices.Grow([]byte(nil), size)
 	} else {
 		t.reserve(size)
 		r = t.arena
