@@ -17,9 +17,14 @@ import (
 // Used memory is what the process holds for the server's data: the
 // keyspace tables' accounted bytes (shards/memory.go: slot arrays, arenas
 // without their garbage, values outside the arena), the clients' buffers,
-// and what the process held at start-up before any data (like Redis's
-// used_memory_startup). Every term is a counter, so reading it costs a few
-// atomic loads and a command can check it before it runs.
+// what the process held at start-up before any data (like Redis's
+// used_memory_startup: mostly the binary's resident code), and the growth
+// since then of the Go runtime's own memory (space lost to size classes,
+// metadata, stacks; read hz times a second). Every term is a counter, so
+// reading it costs a few atomic loads and a command can check it before
+// it runs. What it leaves out is garbage: the keyspace arenas' (at most an
+// eighth of them under a limit) and the Go heap's between collections,
+// which the Go limit below bounds.
 //
 // Before a command that may grow memory (Redis's deny-oom commands, every
 // command that may create a key, and an EXEC that queued one) runs while
@@ -102,6 +107,10 @@ type memLimit struct {
 	// the runtime holds (less the untouched ballast), plus mapped slots.
 	outsideGo int64
 	peak      atomic.Int64 // highest used memory seen (used_memory_peak)
+	// overhead is the growth of the Go runtime's own memory since
+	// start-up (overhead0 then): see runtimeOverheadClasses.
+	overhead  atomic.Int64
+	overhead0 int64
 
 	mu  sync.Mutex // serializes changes of the settings below
 	cfg Config     // the memory settings in effect (its other fields unused)
@@ -115,6 +124,7 @@ func (s *Server) initMemory() {
 		s.mem.startup = goHeld
 	}
 	s.mem.outsideGo = max(0, s.mem.startup-goHeld)
+	s.mem.overhead0 = runtimeOverhead()
 	s.mem.baseGoLimit = debug.SetMemoryLimit(-1)
 	s.setMemoryConfig(func(c *Config) { *c = s.cfg })
 }
@@ -143,6 +153,44 @@ func runtimeHeld() int64 {
 	return int64(sample[0].Value.Uint64() - sample[1].Value.Uint64())
 }
 
+// runtimeOverheadClasses are the Go runtime's memory that holds no object:
+// space lost inside spans to size classes, its own metadata, goroutine
+// stacks. They grow with the heap, so used memory counts their growth
+// since start-up (runtimeOverhead).
+var runtimeOverheadClasses = []string{
+	"/memory/classes/heap/unused:bytes",
+	"/memory/classes/heap/stacks:bytes",
+	"/memory/classes/os-stacks:bytes",
+	"/memory/classes/metadata/other:bytes",
+	"/memory/classes/metadata/mspan/inuse:bytes",
+	"/memory/classes/metadata/mcache/inuse:bytes",
+	"/memory/classes/other:bytes",
+	"/memory/classes/profiling/buckets:bytes",
+}
+
+// runtimeOverhead reads the sum of runtimeOverheadClasses.
+func runtimeOverhead() int64 {
+	sample := make([]metrics.Sample, len(runtimeOverheadClasses))
+	for i, name := range runtimeOverheadClasses {
+		sample[i].Name = name
+	}
+	metrics.Read(sample)
+	var n int64
+	for _, x := range sample {
+		if x.Value.Kind() == metrics.KindUint64 {
+			n += int64(x.Value.Uint64())
+		}
+	}
+	return n
+}
+
+// noteOverhead refreshes the runtime overhead that used memory counts: its
+// growth since start-up (what it was then is in startup). Called hz times a
+// second with the access clocks.
+func (s *Server) noteOverhead() {
+	s.mem.overhead.Store(max(0, runtimeOverhead()-s.mem.overhead0))
+}
+
 // applyMemoryConfig makes c's memory settings effective. Requires mem.mu.
 func (s *Server) applyMemoryConfig(c *Config) {
 	p := policyByName(c.MaxMemoryPolicy)
@@ -168,8 +216,10 @@ func (s *Server) applyMemoryConfig(c *Config) {
 }
 
 // setAccessClocks gives the keyspace's access stamps (LRU, LFU) the
-// current time; the active expiry loop calls it hz times a second.
+// current time and refreshes the runtime overhead; the active expiry loop
+// calls it hz times a second.
 func (s *Server) setAccessClocks() {
+	s.noteOverhead()
 	now := s.clock.Now()
 	for _, db := range s.dbs {
 		db.SetAccessClock(now)
@@ -179,7 +229,7 @@ func (s *Server) setAccessClocks() {
 // goLimitPercent is where the Go runtime's soft limit puts the process's
 // resident memory, in percent of maxmemory: the bound is 110%, and
 // the collector needs the room between used memory and it for garbage.
-const goLimitPercent = 109
+const goLimitPercent = 108
 
 // tuneGoLimit gives the Go runtime a soft memory limit that keeps the
 // process's resident memory near goLimitPercent of maxmemory: that, less
@@ -242,7 +292,7 @@ func (s *Server) datasetBytes() int64 {
 
 // usedMemory is the figure maxmemory is compared with (used_memory).
 func (s *Server) usedMemory() int64 {
-	return s.mem.startup + s.datasetBytes() + s.clientBufferBytes()
+	return s.mem.startup + s.mem.overhead.Load() + s.datasetBytes() + s.clientBufferBytes()
 }
 
 // overMemory reports whether a limit is set and used memory is above it.
