@@ -236,6 +236,13 @@ func (s *Server) ApplyEffect(e persistence.Effect) error {
 		if _, _, err := applyOp(db, e.Key, e.Field, e.Args); err != nil {
 			return fmt.Errorf("apply %s to key %q of database %d: %w", e.Field, e.Key, e.DB, err)
 		}
+	case persistence.OpRange:
+		i := db.ShardOf(e.Key)
+		db.Lock(i)
+		defer db.Unlock(i)
+		if err := applyRange(db, e.Key, e.Off, e.Len, e.Entry.Str); err != nil {
+			return fmt.Errorf("apply a range to key %q of database %d: %w", e.Key, e.DB, err)
+		}
 	case persistence.OpFlushDB:
 		db.Flush()
 	case persistence.OpFlushAll:
