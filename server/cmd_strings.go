@@ -491,8 +491,9 @@ func checkStringLength(x *Ctx, size, add int64) bool {
 // change is logged as the appended bytes alone (Ctx.appendString).
 func cmdAppend(x *Ctx) {
 	key, add := x.args[1], x.args[2]
-	e, found, ok := getString(x, key)
-	if !ok {
+	e, ref, found := x.lookup(key)
+	if found && !e.IsString() {
+		x.w.Error(errWrongType)
 		return
 	}
 	if !found {
@@ -503,7 +504,7 @@ func cmdAppend(x *Ctx) {
 	if !checkStringLength(x, int64(e.StrLen()), int64(len(add))) {
 		return
 	}
-	x.w.Int(int64(x.appendString(key, e, add)))
+	x.w.Int(int64(x.appendString(ref, key, e, add)))
 }
 
 func cmdStrlen(x *Ctx) {

@@ -11,9 +11,11 @@ import (
 // Changes to part of a string value (APPEND, SETRANGE) are logged as range
 // effects (persistence.OpRange: these bytes at this offset, the value now
 // this long), not as the whole value: twenty one-byte APPENDs to a 50 MB
-// value log twenty small records, not a gigabyte. Memory still holds the
-// whole new value; the effect is what reaches the log and, on a cluster,
-// the followers, which apply it with applyRange, like replay. Only a key
+// value log twenty small records, not a gigabyte. The effect is what
+// reaches the log and, on a cluster, the followers, which apply it with
+// applyRange, like replay. In memory, APPEND grows a big value in place
+// (shards.Map.AppendBytes); SETRANGE, which may change bytes already
+// handed out, stores a new value. Only a key
 // that is live gets a range effect; a new key is a whole value (OpSet), so
 // an effect never lands on a value that expired without a logged delete.
 
@@ -41,18 +43,24 @@ func (x *Ctx) newRange(key []byte, e shards.Entry, off int64, data []byte) {
 }
 
 // appendString appends add to e, the value of the live string key in the
-// selected database (its expiry is kept), logs the appended bytes alone,
-// and returns the new length. Even an empty append counts as a change
-// (WATCH, changes since the last save), as in Redis.
-func (x *Ctx) appendString(key []byte, e shards.Entry, add []byte) int {
+// selected database, which r (from lookup) refers to, keeps its expiry,
+// logs the appended bytes alone, and returns the new length. A big value
+// grows in place (shards.Map.AppendBytes), so a run of appends does not
+// copy it each time; any other gets a new value. Even an empty append
+// counts as a change (WATCH, changes since the last save), as in Redis.
+func (x *Ctx) appendString(r shards.Ref, key []byte, e shards.Entry, add []byte) int {
+	m := x.selected(key)
 	old := e.StrLen()
-	if len(add) > 0 {
-		b := make([]byte, 0, old+len(add)) // a new value: stored values are immutable
+	switch _, inPlace := m.AppendBytes(r, add); {
+	case inPlace:
+	case len(add) == 0:
+		m.Touched(r)
+	default:
+		b := make([]byte, 0, old+len(add))
 		b = e.AppendString(b)
 		b = append(b, add...)
-		e = shards.BytesEntry(b, e.Exp)
+		m.Set(r, shards.BytesEntry(b, e.Exp))
 	}
-	x.selected(key).Put(key, e)
 	x.recordRange(x.c.db, key, int64(old), int64(old+len(add)), add)
 	return old + len(add)
 }
@@ -72,12 +80,17 @@ func applyRange(db *shards.Map, key []byte, off, n int64, data []byte) error {
 	if off < 0 || n > persistence.MaxPayload || off > n-int64(len(data)) {
 		return fmt.Errorf("range of %d bytes at %d in a value of %d bytes", len(data), off, n)
 	}
-	cur, _, found := db.Find(key)
+	cur, r, found := db.Find(key)
 	var exp int64
 	var old []byte
 	if found {
 		if !cur.IsString() {
 			return errors.New(errWrongType)
+		}
+		if cur.Kind == shards.KindBytes && off == int64(len(cur.Str)) && n == off+int64(len(data)) {
+			if _, ok := db.AppendBytes(r, data); ok { // an append: in place, as the leader did
+				return nil
+			}
 		}
 		exp = cur.Exp
 		old = cur.Str
