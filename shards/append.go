@@ -38,18 +38,12 @@ func (t *table) ownBytes(i int) bool {
 
 // appendOwn appends add to the value of slot i, a byte string kept as its
 // own record (ownBytes): after the record's end, in its spare capacity if
-// there is room, else in a copy with room for a quarter more than it then
-// holds, so that a run of appends copies the value a logarithmic number
-// of times, not once per append.
+// there is room, else in a copy that append makes with room to spare
+// (about a quarter more, for a large slice; the copied bytes are not
+// zeroed first), so that a run of appends copies the value a logarithmic
+// number of times, not once per append.
 func (t *table) appendOwn(i int, add []byte) {
 	s := &t.slots[i]
-	r := t.objs[s.off].([]byte)
-	if cap(r)-len(r) < len(add) {
-		n := len(r) + len(add)
-		grown := make([]byte, len(r), n+n/4)
-		copy(grown, r)
-		r = grown
-	}
-	t.objs[s.off] = append(r, add...)
+	t.objs[s.off] = append(t.objs[s.off].([]byte), add...)
 	s.num += int64(len(add))
 }
