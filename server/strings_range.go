@@ -51,11 +51,7 @@ func (x *Ctx) newRange(key []byte, e shards.Entry, off int64, data []byte) {
 func (x *Ctx) appendString(r shards.Ref, key []byte, e shards.Entry, add []byte) int {
 	m := x.selected(key)
 	old := e.StrLen()
-	switch _, inPlace := m.AppendBytes(r, add); {
-	case inPlace:
-	case len(add) == 0:
-		m.Touched(r)
-	default:
+	if _, inPlace := m.AppendBytes(r, add); !inPlace { // a short value or an integer
 		b := make([]byte, 0, old+len(add))
 		b = e.AppendString(b)
 		b = append(b, add...)
