@@ -200,3 +200,38 @@ func TestRaftInfoAndInit(t *testing.T) {
 		}
 	}
 }
+
+// TestReplicatesRangeEffects: APPEND and SETRANGE travel as range effects
+// (bytes at an offset, not the value), and every follower ends with the
+// leader's values: appends to a big value, writes inside and past its end
+// (zero padding), a new key with padding, an integer appended to, and a
+// range on a key replaced in between.
+func TestReplicatesRangeEffects(t *testing.T) {
+	tc := newTestCluster(t)
+	tc.three()
+	c := tc.leader().client
+	big := strings.Repeat("b", 5000)
+	must(t, c.Set(ctx, "big", big, 0).Err())
+	for i := 0; i < 20; i++ {
+		must(t, c.Append(ctx, "big", fmt.Sprint(i)).Err())
+	}
+	must(t, c.SetRange(ctx, "big", 100, "inside").Err())
+	must(t, c.SetRange(ctx, "big", 6000, "past").Err())
+	must(t, c.SetRange(ctx, "padded", 300, "p").Err())
+	must(t, c.Set(ctx, "n", 12, 0).Err())
+	must(t, c.Append(ctx, "n", "3").Err())
+	must(t, c.Set(ctx, "r", "aaaaaaaa", 0).Err())
+	must(t, c.SetRange(ctx, "r", 2, "bb").Err())
+	must(t, c.Set(ctx, "r", "cc", 0).Err())
+	must(t, c.SetRange(ctx, "r", 4, "d").Err())
+	ks := tc.converge()
+	if len(ks) != 4 {
+		t.Fatalf("%d keys replicated, want 4", len(ks))
+	}
+	if v := c.Get(ctx, "r").Val(); v != "cc\x00\x00d" {
+		t.Fatalf("r = %q", v)
+	}
+	if n := c.StrLen(ctx, "big").Val(); n != 6004 {
+		t.Fatalf("big is %d bytes, want 6004", n)
+	}
+}

@@ -13,6 +13,7 @@ func sampleUnits() [][]persistence.Effect {
 		{{Op: persistence.OpSet, Key: []byte("a"), Entry: shards.IntEntry(7, 123)}},
 		{},
 		{{Op: persistence.OpDel, DB: 3, Key: []byte("b")}, {Op: persistence.OpFlushDB, DB: 2}},
+		{{Op: persistence.OpRange, DB: 1, Key: []byte("s"), Off: 3, Len: 9, Entry: shards.Entry{Kind: shards.KindBytes, Str: []byte("abc")}}},
 	}
 }
 
@@ -28,7 +29,7 @@ func TestBatchRoundTrip(t *testing.T) {
 	units := sampleUnits()
 	data := encodeSample(units)
 	h, err := decodeBatch(data)
-	if err != nil || h.token != 42 || h.first != 9 || h.count != 3 || h.now != 1_700_000_000 {
+	if err != nil || h.token != 42 || h.first != 9 || h.count != len(units) || h.now != 1_700_000_000 {
 		t.Fatalf("header %+v, %v", h, err)
 	}
 	i := 0
@@ -43,7 +44,7 @@ func TestBatchRoundTrip(t *testing.T) {
 		i++
 		return nil
 	})
-	if err != nil || i != 3 {
+	if err != nil || i != len(units) {
 		t.Fatalf("eachUnit: %d units, %v", i, err)
 	}
 	for cut := 1; cut < len(data); cut++ {

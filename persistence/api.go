@@ -24,6 +24,12 @@ const (
 	OpFlushAll Op = 4 // remove every key of every database
 	OpExpire   Op = 5 // set the expiry of Key in DB to Entry.Exp (0: none), keeping its value
 	OpField    Op = 6 // apply Field with Args to the collection at Key in DB (package coll)
+	// OpRange writes the bytes Entry.Str at byte offset Off of the string
+	// value at Key in DB, whose length becomes Len: the value is first cut
+	// or zero-padded to Len, then the bytes are written (Off+len(Str) ≤
+	// Len), and its expiry is kept. APPEND and SETRANGE log it instead of
+	// the whole value. Applying it twice gives the same value.
+	OpRange Op = 7
 )
 
 // Effect is one logged change to the keyspace, with absolute times only.
@@ -31,9 +37,11 @@ type Effect struct {
 	Op    Op
 	DB    int
 	Key   []byte
-	Entry shards.Entry // OpSet: the value (any kind); OpExpire: Exp only. Exp is absolute Unix ns (0 = none)
+	Entry shards.Entry // OpSet: the value (any kind); OpExpire: Exp only; OpRange: Str only. Exp is absolute Unix ns (0 = none)
 	Field coll.Op      // OpField: the change
 	Args  [][]byte     // OpField: its arguments
+	Off   int64        // OpRange: where Entry.Str goes in the value
+	Len   int64        // OpRange: the value's length after the change
 }
 
 // EmitFunc receives one live key of a dump (snapshot or log rewrite). key

@@ -24,7 +24,8 @@ const (
 	opcodeFlushAll byte = 4 // OpFlushAll
 	opcodeExpire   byte = 5 // OpExpire (format version 2)
 	opcodeField    byte = 6 // OpField (format version 2)
-	// 7 to 31 stay reserved for key-level effects.
+	opcodeRange    byte = 7 // OpRange (format version 4)
+	// 8 to 31 stay reserved for key-level effects.
 	// Framing records, which are not effects, count down from 0xFF.
 	opcodeGroup byte = 0xFE // the next records are one unit (format version 3): their count and byte length
 	opcodeEnd   byte = 0xFF // last record of a dump: the number of SET records before it
@@ -94,6 +95,8 @@ func opCode(op Op) (code byte, ok bool) {
 		return opcodeExpire, true
 	case OpField:
 		return opcodeField, true
+	case OpRange:
+		return opcodeRange, true
 	}
 	return 0, false
 }
@@ -114,6 +117,8 @@ func opOf(code byte) (op Op, ok bool) {
 		return OpExpire, true
 	case opcodeField:
 		return OpField, true
+	case opcodeRange:
+		return OpRange, true
 	}
 	return 0, false
 }

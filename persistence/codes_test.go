@@ -64,8 +64,14 @@ func TestCodesPinned(t *testing.T) {
 			t.Errorf("fieldOp(%d) = %s", f.code, op)
 		}
 	}
+	if opcodeRange != 7 { // format version 4
+		t.Errorf("RANGE code is %d, want 7", opcodeRange)
+	}
+	if got, ok := opOf(7); !ok || got != OpRange {
+		t.Errorf("opOf(7) = %d, %v; want OpRange", got, ok)
+	}
 	// Still reserved.
-	for code := 7; code <= 31; code++ {
+	for code := 8; code <= 31; code++ {
 		if op, ok := opOf(byte(code)); ok {
 			t.Errorf("reserved op code %d is read as op %d", code, op)
 		}

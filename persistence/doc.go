@@ -4,7 +4,10 @@
 // # What is logged
 //
 // Writes are logged as their effects, never as commands: "set key to this
-// value with this absolute expiry (Unix ns)", "delete key", "flush database".
+// value with this absolute expiry (Unix ns)", "delete key", "flush database",
+// "write these bytes at this offset of the string at key, now this long"
+// (APPEND and SETRANGE, so that a small change to a big value logs the
+// change, not the value).
 // Replaying effects reads no clock and draws no random number, so the same
 // files always load into the same keyspace; keys whose expiry has passed by
 // load time are dropped. Expiry itself is not logged: it is implied by the

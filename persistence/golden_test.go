@@ -3,8 +3,9 @@ package persistence
 // Golden tests: the bytes below and the files in testdata/ were produced by
 // the format version 1 writer (version 2 for the EXPIRE, FIELD and
 // collection records and testdata/golden-log-v2; version 3 for the GROUP
-// records and the headers, whose bytes were also computed by hand from
-// FORMAT.md) and are pinned here, so that a change to the
+// records and testdata/golden-log-v3; version 4 for the RANGE records and
+// the headers, whose bytes were also computed by hand from FORMAT.md) and
+// are pinned here, so that a change to the
 // in-memory enums (shards.Kind, Op) or to the on-disk codes that would change
 // what is written, or how existing files are read, fails a test. Never
 // regenerate them to make a test pass: a file written by an older build must
@@ -16,6 +17,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/turnstile/turnstile/coll"
@@ -47,13 +49,15 @@ var goldenRecords = []struct {
 
 const (
 	goldenEndRecord = "020000002ca5a0d241" + "ff" + "03" // END, count 3
-	// Version 1 and 2 headers (golden files) and the version 3 headers
+	// Version 1 to 3 headers (golden files) and the version 4 headers
 	// written now.
 	goldenDumpHeaderV1 = "5455524e5354494c01010000e22517e8"
 	goldenDumpHeaderV2 = "5455524e5354494c02010000dbac358a"
 	goldenIncrHeaderV2 = "5455524e5354494c02020000a86c1b60"
-	goldenDumpHeader   = "5455524e5354494c0301000063067057"
-	goldenIncrHeader   = "5455524e5354494c0302000010c65ebd"
+	goldenDumpHeaderV3 = "5455524e5354494c0301000063067057"
+	goldenIncrHeaderV3 = "5455524e5354494c0302000010c65ebd"
+	goldenDumpHeader   = "5455524e5354494c04010000a9be704e"
+	goldenIncrHeader   = "5455524e5354494c04020000da7e5ea4"
 )
 
 func mustHex(t *testing.T, s string) []byte {
@@ -175,7 +179,7 @@ func TestGoldenSnapshot(t *testing.T) {
 	if err := WriteSnapshot(OSFS{}, out, goldenDump); err != nil {
 		t.Fatal(err)
 	}
-	// The same records, under a version 3 header.
+	// The same records, under a version 4 header.
 	want = append(mustHex(t, goldenDumpHeader), want[len(goldenDumpHeaderV1)/2:]...)
 	if b, err := os.ReadFile(out); err != nil || !bytes.Equal(b, want) {
 		t.Fatalf("rewritten snapshot differs from %s (%v):\n%x\n%x", path, err, b, want)
@@ -388,5 +392,106 @@ func TestGoldenGroup(t *testing.T) {
 	}
 	if off != int64(len(want)/2-headerLen) {
 		t.Fatalf("offset %d, want %d", off, len(want)/2-headerLen)
+	}
+}
+
+// TestGoldenLogV3: a log written by format version 3 (testdata/golden-log-v3:
+// a base holding a hash and a string with an expiry, then one SET and a
+// GROUP of three effects) passes Check and replays into the same effects.
+func TestGoldenLogV3(t *testing.T) {
+	dir := t.TempDir()
+	names := []string{"appendonly.aof.manifest", "appendonly.aof.1.base", "appendonly.aof.1.incr"}
+	headers := []string{"", goldenDumpHeaderV3, goldenIncrHeaderV3}
+	for i, name := range names {
+		b, err := os.ReadFile(filepath.Join("testdata/golden-log-v3", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if h := headers[i]; h != "" && !bytes.HasPrefix(b, mustHex(t, h)) {
+			t.Fatalf("%s does not start with the version 3 header %s", name, h)
+		}
+		if err := os.WriteFile(filepath.Join(dir, name), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rep, err := Check(OSFS{}, filepath.Join(dir, names[0]))
+	if err != nil || !rep.OK() {
+		t.Fatalf("Check: %v\n%s", err, rep.String())
+	}
+	l, err := OpenLog(LogConfig{Dir: dir, Name: "appendonly.aof", Fsync: FsyncNo})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	var got []Effect
+	info, err := l.Load(func(e Effect) error {
+		e = cloneEffect(e)
+		for i := range e.Args {
+			e.Args[i] = bytes.Clone(e.Args[i])
+		}
+		got = append(got, e)
+		return nil
+	})
+	if err != nil || info.TornTail || info.Files != 2 || info.Records != 6 {
+		t.Fatalf("Load: %+v, %v", info, err)
+	}
+	h := coll.NewHash()
+	coll.Apply(h, coll.OpHSet, [][]byte{[]byte("f"), []byte("v")})
+	want := []Effect{
+		{Op: OpSet, DB: 0, Key: []byte("h"), Entry: shards.Entry{Kind: shards.KindHash, Obj: h}},
+		{Op: OpSet, DB: 1, Key: []byte("s"), Entry: shards.Entry{Kind: shards.KindBytes, Str: []byte("hello"), Exp: 1_800_000_000_000_000_000}},
+		{Op: OpSet, DB: 0, Key: []byte("a"), Entry: shards.Entry{Kind: shards.KindBytes, Str: []byte("x")}},
+		{Op: OpDel, DB: 0, Key: []byte("z")},
+		{Op: OpField, DB: 0, Key: []byte("z"), Field: coll.OpRPush, Args: [][]byte{[]byte("e1"), []byte("e2")}},
+		{Op: OpExpire, DB: 0, Key: []byte("z"), Entry: shards.Entry{Exp: 1_800_000_000_000_000_000}},
+	}
+	if len(got) != len(want) {
+		t.Fatalf("%d effects, want %d: %+v", len(got), len(want), got)
+	}
+	for i := range want {
+		if !effectsEqualFull(got[i], want[i]) {
+			t.Errorf("effect %d is %+v, want %+v", i, got[i], want[i])
+		}
+	}
+	// New records go to a new, version 4, incremental file: the version 3
+	// file is left as it was (an older build still reads it).
+	off := l.Append(goldenRecordsV4[0].e)
+	if err := l.Sync(off); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(filepath.Join(dir, names[2])); !bytes.HasPrefix(b, mustHex(t, goldenIncrHeaderV3)) {
+		t.Fatal("the version 3 incremental file was changed")
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "appendonly.aof.2.incr"))
+	if err != nil || hex.EncodeToString(b) != goldenIncrHeader+strings.ReplaceAll(goldenRecordsV4[0].hex, "|", "") {
+		t.Fatalf("new incremental file: %x, %v", b, err)
+	}
+}
+
+// goldenRecordsV4 are the RANGE records format version 4 added (header,
+// then "|", then the payload), pinned the same way.
+var goldenRecordsV4 = []struct {
+	name string
+	e    Effect
+	hex  string
+}{
+	{"RANGE", Effect{Op: OpRange, DB: 2, Key: []byte("s"), Off: 5, Len: 8, Entry: shards.Entry{Kind: shards.KindBytes, Str: []byte("abc")}},
+		"0a0000009c869116f3|" + "07" + "02" + "0173" + "05" + "08" + "03616263"},
+	{"RANGE with padding", Effect{Op: OpRange, DB: 0, Key: []byte("k"), Off: 300, Len: 70000, Entry: shards.Entry{Kind: shards.KindBytes, Str: []byte{0, 0xff}}},
+		"0c000000e84d6ba7ad|" + "07" + "00" + "016b" + "ac02" + "f0a204" + "0200ff"},
+}
+
+func TestGoldenRecordsV4(t *testing.T) {
+	for _, g := range goldenRecordsV4 {
+		want := strings.ReplaceAll(g.hex, "|", "")
+		b := appendRecord(nil, &g.e)
+		if got := hex.EncodeToString(b); got != want {
+			t.Errorf("%s: encodes as\n%s, want\n%s", g.name, got, want)
+		}
+		var e Effect
+		n, m, err := decodeRecord(mustHex(t, want), &e)
+		if err != nil || m.kind != recEffect || n != len(b) || !effectsEqual(e, g.e) {
+			t.Errorf("%s: decodes as %+v (n=%d %+v %v), want %+v", g.name, e, n, m, err, g.e)
+		}
 	}
 }

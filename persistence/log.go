@@ -346,6 +346,9 @@ func checkEffect(e *Effect) {
 	if _, ok := fieldCode(e.Field); e.Op == OpField && !ok {
 		panic(fmt.Sprintf("persistence: cannot log collection op %s", e.Field))
 	}
+	if e.Op == OpRange && (e.Off < 0 || e.Len > MaxPayload || e.Off > e.Len-int64(len(e.Entry.Str))) {
+		panic(fmt.Sprintf("persistence: cannot log a range of %d bytes at %d in a value of %d", len(e.Entry.Str), e.Off, e.Len))
+	}
 	if uint64(len(e.Key))+uint64(len(e.Entry.Str)) > MaxPayload-64 {
 		panic("persistence: effect too large for one record")
 	}

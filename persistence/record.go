@@ -43,8 +43,9 @@ const (
 	fileMagic = "TURNSTIL"
 	// formatVersion is the version this build writes. Version 2 added
 	// collection values and the EXPIRE and FIELD ops, version 3 the GROUP
-	// record (group.go); files of versions 1 and 2 still load.
-	formatVersion = 3
+	// record (group.go), version 4 the RANGE op; files of versions 1 to 3
+	// still load.
+	formatVersion = 4
 	oldestVersion = 1
 	headerLen     = 16 // magic 8, version 1, type 1, reserved 2, CRC-32C 4
 
@@ -197,6 +198,11 @@ func appendPayload(dst []byte, e *Effect) []byte {
 	switch e.Op {
 	case OpExpire:
 		return binary.AppendVarint(dst, e.Entry.Exp)
+	case OpRange:
+		dst = binary.AppendUvarint(dst, uint64(e.Off))
+		dst = binary.AppendUvarint(dst, uint64(e.Len))
+		dst = binary.AppendUvarint(dst, uint64(len(e.Entry.Str)))
+		return append(dst, e.Entry.Str...)
 	case OpField:
 		fc, ok := fieldCode(e.Field)
 		if !ok {
@@ -303,6 +309,8 @@ func decodePayload(p []byte, e *Effect) (recMeta, string) {
 		return recMeta{}, ""
 	case OpField:
 		return recMeta{}, decodeField(p, e)
+	case OpRange:
+		return recMeta{}, decodeRange(p, e)
 	}
 	if e.Op != OpSet {
 		if len(p) != 0 {
@@ -397,6 +405,34 @@ func decodeField(p []byte, e *Effect) string {
 		return "trailing bytes after arguments"
 	}
 	e.Field, e.Args = op, args
+	return ""
+}
+
+// decodeRange decodes the rest of a RANGE payload (after the key) into e,
+// whose Entry.Str then aliases p. It returns a reason when p is malformed:
+// the bytes must fit in the value's new length, which is at most
+// MaxPayload (the longest string a SET record could hold).
+func decodeRange(p []byte, e *Effect) string {
+	off, k := binary.Uvarint(p)
+	if k <= 0 || off > MaxPayload {
+		return "bad range offset"
+	}
+	p = p[k:]
+	n, k := binary.Uvarint(p)
+	if k <= 0 || n > MaxPayload {
+		return "bad range length"
+	}
+	p = p[k:]
+	dl, k := binary.Uvarint(p)
+	if k <= 0 || dl != uint64(len(p)-k) {
+		return "bad range data length"
+	}
+	if off+dl > n {
+		return "range data past the value's length"
+	}
+	p = p[k:]
+	e.Off, e.Len = int64(off), int64(n)
+	e.Entry = shards.Entry{Kind: shards.KindBytes, Str: p[:dl:dl]}
 	return ""
 }
 

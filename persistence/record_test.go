@@ -26,11 +26,16 @@ func sampleEffects() []Effect {
 		{Op: OpDel, DB: 7, Key: []byte("")},
 		{Op: OpFlushDB, DB: 9},
 		{Op: OpFlushAll},
+		{Op: OpRange, DB: 4, Key: []byte("r"), Off: 5, Len: 10, Entry: shards.Entry{Kind: shards.KindBytes, Str: []byte("abc")}},
+		{Op: OpRange, DB: 0, Key: []byte("pad"), Off: 1 << 20, Len: 1<<20 + 1, Entry: shards.Entry{Kind: shards.KindBytes, Str: []byte("x")}},
+		{Op: OpRange, DB: 1, Key: []byte("cut"), Off: 0, Len: 0, Entry: shards.Entry{Kind: shards.KindBytes, Str: []byte{}}},
+		{Op: OpRange, DB: 2, Key: []byte("end"), Off: MaxPayload - 1, Len: MaxPayload, Entry: shards.Entry{Kind: shards.KindBytes, Str: []byte("z")}},
 	}
 }
 
 func effectsEqual(a, b Effect) bool {
-	return a.Op == b.Op && a.DB == b.DB && bytes.Equal(a.Key, b.Key) && entriesEqual(a.Entry, b.Entry)
+	return a.Op == b.Op && a.DB == b.DB && bytes.Equal(a.Key, b.Key) && entriesEqual(a.Entry, b.Entry) &&
+		a.Off == b.Off && a.Len == b.Len
 }
 
 func entriesEqual(a, b shards.Entry) bool {
@@ -91,7 +96,7 @@ func TestHeader(t *testing.T) {
 	}
 	// Valid checksum over a bad version, type or reserved bytes.
 	for _, mod := range []func([]byte){
-		func(h []byte) { h[8] = 4 },
+		func(h []byte) { h[8] = 5 },
 		func(h []byte) { h[8] = 0 },
 		func(h []byte) { h[9] = 3 },
 		func(h []byte) { h[10] = 1 },
@@ -127,6 +132,15 @@ func TestDecodePayloadRejects(t *testing.T) {
 		"after exp":     {opcodeSet, 0, 1, 'a', 1, 2, 0, 0},
 		"end no count":  {opcodeEnd},
 		"end trailing":  {opcodeEnd, 1, 1},
+		// RANGE: db, key, offset, length, data
+		"range no off":        {opcodeRange, 0, 1, 'a'},
+		"range no len":        {opcodeRange, 0, 1, 'a', 0},
+		"range no data":       {opcodeRange, 0, 1, 'a', 0, 1},
+		"range data short":    {opcodeRange, 0, 1, 'a', 0, 3, 2, 'x'},
+		"range data trailing": {opcodeRange, 0, 1, 'a', 0, 3, 1, 'x', 'y'},
+		"range past length":   {opcodeRange, 0, 1, 'a', 2, 3, 2, 'x', 'y'},
+		"range huge length":   binary.AppendUvarint([]byte{opcodeRange, 0, 1, 'a', 0}, MaxPayload+1),
+		"range huge offset":   binary.AppendUvarint([]byte{opcodeRange, 0, 1, 'a'}, MaxPayload+1),
 	}
 	for name, p := range cases {
 		var e Effect
@@ -143,6 +157,9 @@ func TestAppendPanicsOnBadEffect(t *testing.T) {
 		{Op: 9},
 		{Op: OpDel, DB: -1},
 		{Op: OpSet, Key: []byte("k"), Entry: shards.Entry{Kind: 7}},
+		{Op: OpRange, Key: []byte("k"), Off: -1, Len: 1},
+		{Op: OpRange, Key: []byte("k"), Off: 1, Len: 2, Entry: shards.Entry{Str: []byte("xy")}},
+		{Op: OpRange, Key: []byte("k"), Off: 0, Len: MaxPayload + 1},
 	} {
 		func() {
 			defer func() {

@@ -396,8 +396,12 @@ func (c *client) waitFor(pos int64) {
 // everything their commands wrote and everything they read. If the log
 // cannot be written, the replies are not sent: the connection closes, so no
 // client is told of a write that was not logged. On a cluster node,
-// syncRepl waits instead.
+// syncRepl waits instead. While a shutdown writes its final snapshot, the
+// replies wait for its outcome first (shutdown.go).
 func (c *client) syncLog() bool {
+	if h := c.s.persist.hold.Load(); h != nil && !h.wait() {
+		return false // the server closed after its final snapshot (shutdown.go)
+	}
 	if c.s.repl != nil { // a cluster node: replwait.go
 		if c.replWait {
 			c.syncRepl()

@@ -205,6 +205,12 @@ func infoPersistence(s *Server, b *strings.Builder, _ int64) {
 	field(b, "rdb_last_save_time", p.lastSave.Load())
 	field(b, "rdb_last_bgsave_status", okStr(p.lastSaveOK.Load()))
 	field(b, "rdb_last_bgsave_time_sec", p.lastSaveSecs.Load())
+	current := int64(-1)
+	if p.bgsaveRunning.Load() {
+		current = max(0, (s.clock.Now()-p.bgsaveStart.Load())/1e9)
+	}
+	field(b, "rdb_current_bgsave_time_sec", current)
+	field(b, "rdb_saves", p.saves.Load())
 	field(b, "aof_enabled", boolInt(s.cfg.Persist.AppendOnly))
 	field(b, "aof_rewrite_in_progress", boolInt(p.rewriteRunning.Load()))
 	field(b, "aof_rewrite_scheduled", 0)

@@ -36,7 +36,8 @@ func cmdSave(x *Ctx) {
 		x.w.OK()
 		return
 	}
-	if err := x.s.save(); err != nil {
+	x.s.persist.saves.Add(1)
+	if err := x.s.save(false); err != nil {
 		x.w.Error("ERR " + err.Error())
 		return
 	}
@@ -69,40 +70,41 @@ func cmdBgRewriteAOF(x *Ctx) {
 	x.w.Status("Background append only file rewriting started")
 }
 
-// cmdShutdown implements SHUTDOWN [NOSAVE|SAVE] [NOW] [FORCE]: save if asked
-// (or if save rules exist), then stop the server. On success the client
-// gets no reply: the connection closes, as with Redis.
+// cmdShutdown implements SHUTDOWN [NOSAVE|SAVE] [NOW] [FORCE] (Shutdown):
+// save if asked (or if save rules exist), then stop the server. On success
+// the client gets no reply: the connection closes, as with Redis. If the
+// final snapshot fails (and FORCE is not given), the server keeps serving
+// and the client gets Redis's error. NOW only skips waiting for replicas
+// in Redis, which Turnstile has none of.
 func cmdShutdown(x *Ctx) {
-	save, nosave := false, false
+	var opts ShutdownOptions
 	for _, a := range x.args[1:] {
 		switch strings.ToLower(string(a)) {
 		case "save":
-			save = true
+			opts.Save = true
 		case "nosave":
-			nosave = true
-		case "now", "force":
+			opts.NoSave = true
+		case "force":
+			opts.Force = true
+		case "now":
 		default:
 			x.w.Error(errSyntax)
 			return
 		}
 	}
-	if save && nosave {
+	if opts.Save && opts.NoSave {
 		x.w.Error(errSyntax)
 		return
 	}
-	if x.s.scripts.busy.Load() && !nosave { // only SHUTDOWN NOSAVE stops a busy script
+	if x.s.scripts.busy.Load() && !opts.NoSave { // only SHUTDOWN NOSAVE stops a busy script
 		x.w.Error(errBusy)
 		return
 	}
-	if save || (!nosave && len(x.s.cfg.Persist.Save) > 0) {
-		if err := x.s.save(); err != nil {
-			x.w.Error("ERR Errors trying to SHUTDOWN. Check logs.")
-			return
-		}
-	}
-	x.s.persist.noSaveOnExit.Store(true) // saved above, or told not to
 	x.s.log.Info("shutdown requested by a client", "client", x.c.addr)
+	if err := x.s.Shutdown(opts); err != nil {
+		x.w.Error("ERR Errors trying to SHUTDOWN. Check logs.")
+		return
+	}
 	x.c.quit = true
 	x.w.Truncate(0)
-	go x.s.Close()
 }

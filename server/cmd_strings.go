@@ -487,12 +487,13 @@ func checkStringLength(x *Ctx, size, add int64) bool {
 	return true
 }
 
-// cmdAppend builds a new value (stored values are immutable) and keeps the
-// TTL.
+// cmdAppend appends to a string and keeps its TTL. An existing value's
+// change is logged as the appended bytes alone (Ctx.appendString).
 func cmdAppend(x *Ctx) {
 	key, add := x.args[1], x.args[2]
-	e, found, ok := getString(x, key)
-	if !ok {
+	e, ref, found := x.lookup(key)
+	if found && !e.IsString() {
+		x.w.Error(errWrongType)
 		return
 	}
 	if !found {
@@ -503,14 +504,7 @@ func cmdAppend(x *Ctx) {
 	if !checkStringLength(x, int64(e.StrLen()), int64(len(add))) {
 		return
 	}
-	if len(add) > 0 {
-		b := make([]byte, 0, e.StrLen()+len(add))
-		b = e.AppendString(b)
-		b = append(b, add...)
-		e = shards.BytesEntry(b, e.Exp)
-	}
-	x.put(key, e) // even an empty append counts as a change (WATCH)
-	x.w.Int(int64(e.StrLen()))
+	x.w.Int(int64(x.appendString(ref, key, e, add)))
 }
 
 func cmdStrlen(x *Ctx) {
@@ -550,7 +544,7 @@ func cmdSetRange(x *Ctx) {
 		}
 		b := make([]byte, int(off)+len(val))
 		copy(b[off:], val)
-		x.put(key, shards.BytesEntry(b, 0))
+		x.newRange(key, shards.BytesEntry(b, 0), off, val) // logs val at off, not the zeros before it
 		x.w.Int(int64(len(b)))
 		return
 	}
@@ -566,7 +560,7 @@ func cmdSetRange(x *Ctx) {
 	b := make([]byte, n) // a new value: stored values are immutable
 	e.AppendString(b[:0])
 	copy(b[off:], val)
-	x.put(key, shards.BytesEntry(b, e.Exp))
+	x.putRange(key, shards.BytesEntry(b, e.Exp), off, val) // logs val at off, not the value
 	x.w.Int(int64(n))
 }
 

@@ -100,6 +100,10 @@ var configTable = []*ConfigParam{
 		func(c *Config) *string { return &c.Persist.DBFilename }, stringCodec),
 	row("save", `snapshot rules "<seconds> <changes> ..." ("": none)`,
 		func(c *Config) *[]SaveRule { return &c.Persist.Save }, saveCodec),
+	row("stop-writes-on-bgsave-error", "yes|no: refuse writes (MISCONF) while the last background save failed",
+		func(c *Config) *bool { return &c.Persist.StopWritesOnBgsaveError }, yesNoCodec).
+		mutable(func(s *Server) string { return yesNo(s.persist.stopWrites.Load()) },
+			func(s *Server, c *Config) { s.persist.stopWrites.Store(c.Persist.StopWritesOnBgsaveError) }),
 	row("appendonly", "yes|no: log every write to the append-only file",
 		func(c *Config) *bool { return &c.Persist.AppendOnly }, yesNoCodec),
 	row("appendfilename", "append-only file base name",

@@ -83,6 +83,8 @@ var configCases = map[string]struct {
 	"dbfilename": {good: [][2]string{{"x.tsr", "x.tsr"}}},
 	"save": {good: [][2]string{{"3600 1 300 100", "3600 1 300 100"}, {"", ""}, {"  60   5 ", "60 5"}},
 		bad: [][2]string{{"60", "pairs"}, {"a b", "invalid pair"}, {"0 5", "invalid pair"}}},
+	"stop-writes-on-bgsave-error": {good: [][2]string{{"no", "no"}, {"YES", "yes"}},
+		bad: [][2]string{{"maybe", "argument must be 'yes' or 'no'"}}},
 	"appendonly": {good: [][2]string{{"yes", "yes"}, {"NO", "no"}},
 		bad: [][2]string{{"maybe", "argument must be 'yes' or 'no'"}, {"1", "'yes' or 'no'"}}},
 	"appendfilename": {good: [][2]string{{"log.aof", "log.aof"}}},
@@ -178,7 +180,7 @@ func TestConfigTableShape(t *testing.T) {
 			t.Errorf("%s: not found by its flag %q", p.Name, p.Flag)
 		}
 	}
-	if want := "[requirepass maxclients maxmemory maxmemory-policy maxmemory-samples lfu-log-factor lfu-decay-time busy-reply-threshold lua-time-limit turnstile-native-scripts]"; fmt.Sprint(mutable) != want {
+	if want := "[requirepass maxclients maxmemory maxmemory-policy maxmemory-samples lfu-log-factor lfu-decay-time stop-writes-on-bgsave-error busy-reply-threshold lua-time-limit turnstile-native-scripts]"; fmt.Sprint(mutable) != want {
 		t.Errorf("mutable rows %v, want %s", mutable, want)
 	}
 	if p := LookupConfigParam("SHARDS"); p == nil || p.Name != "turnstile-shards" {

@@ -82,8 +82,8 @@ func (s *Server) handle(c *client, args [][]byte) {
 		case s.scripts.busy.Load() && !cmd.Has(command.AllowBusy):
 			errText = errBusy
 		case s.mem.max.Load() > 0 && s.refuseForMemory(c, cmd, &errText):
-		case cmd.Has(command.Write) && s.persist.aofWriteErr.Load() != nil:
-			errText = "MISCONF Errors writing to the AOF file: " + *s.persist.aofWriteErr.Load()
+		case s.diskFailing() && deniedOnDiskError(c, cmd):
+			errText = s.diskError()
 		case c.subs != nil && c.proto.Load() == 2 && c.subscribed() && !pubsubAllowed(cmd):
 			errText = errPubsubContext(cmd)
 		case c.multi != nil && !cmd.Has(command.NoQueue):

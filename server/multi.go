@@ -300,7 +300,8 @@ func (c *client) runExecSaves() {
 	if len(c.execSaves) == 0 {
 		return
 	}
-	if err := c.s.save(); err != nil {
+	c.s.persist.saves.Add(1)
+	if err := c.s.save(false); err != nil {
 		for i := len(c.execSaves) - 1; i >= 0; i-- { // from the last: earlier offsets stay valid
 			off := c.execSaves[i]
 			tail := append([]byte(nil), c.w.Bytes()[off+len("+OK\r\n"):]...)

@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/turnstile/turnstile/command"
 	"github.com/turnstile/turnstile/persistence"
 	"github.com/turnstile/turnstile/shards"
 )
@@ -26,16 +27,77 @@ type persistState struct {
 	bgsaveRunning  atomic.Bool
 	rewriteRunning atomic.Bool
 
-	lastSave        atomic.Int64 // Unix seconds of the last successful snapshot
-	lastSaveOK      atomic.Bool
-	lastSaveSecs    atomic.Int64
+	lastSave     atomic.Int64 // Unix seconds of the last successful snapshot
+	lastSaveOK   atomic.Bool  // rdb_last_bgsave_status: false after a failed background save, until a snapshot succeeds
+	lastSaveSecs atomic.Int64 // rdb_last_bgsave_time_sec: how long the last background save took (-1: none yet)
+	bgsaveStart  atomic.Int64 // server time (ns) the last background save started (0: none yet)
+	saves        atomic.Int64 // rdb_saves: snapshots started by SAVE, BGSAVE and the save rules
+	// stopWrites is stop-writes-on-bgsave-error: while the last background
+	// save failed and save rules exist, writes are refused (MISCONF).
+	stopWrites atomic.Bool
+
 	lastRewriteOK   atomic.Bool
 	lastRewriteSecs atomic.Int64
 	aofWriteErr     atomic.Pointer[string]
 	noSaveOnExit    atomic.Bool
+
+	shutdownMu sync.Mutex                // one Shutdown at a time (a signal and SHUTDOWN may race)
+	hold       atomic.Pointer[replyHold] // set while a shutdown writes its final snapshot (shutdown.go)
 }
 
 const errLoading = "LOADING Turnstile is loading the dataset in memory"
+
+// errBgsaveMisconf is Redis's reply, byte for byte (clients and operators
+// match it; "Redis" stays for the same reason as in errBusy), to commands
+// refused because the last background save failed.
+const errBgsaveMisconf = "MISCONF Redis is configured to save RDB snapshots, but it's currently unable to persist to disk. " +
+	"Commands that may modify the data set are disabled, because this instance is configured to report errors during writes " +
+	"if RDB snapshotting fails (stop-writes-on-bgsave-error option). Please check the Redis logs for details about the RDB error."
+
+// bgsaveRetryDelay is how long the save rules wait after a failed
+// background save before they try again (Redis's CONFIG_BGSAVE_RETRY_DELAY).
+const bgsaveRetryDelay = 5 * time.Second
+
+// diskFailing reports whether commands that write are refused because
+// persistence is failing (Redis's writeCommandsDeniedByDiskError): the last
+// background save failed while save rules exist and stop-writes-on-bgsave-
+// error is yes, or a write to the append-only log failed. Two atomic loads.
+func (s *Server) diskFailing() bool {
+	p := &s.persist
+	return p.aofWriteErr.Load() != nil || (!p.lastSaveOK.Load() && p.stopWrites.Load() && len(s.cfg.Persist.Save) > 0)
+}
+
+// diskError is the MISCONF reply of a command refused while diskFailing:
+// the snapshot's failure first, as Redis checks it first.
+func (s *Server) diskError() string {
+	p := &s.persist
+	if !p.lastSaveOK.Load() && p.stopWrites.Load() && len(s.cfg.Persist.Save) > 0 {
+		return errBgsaveMisconf
+	}
+	if e := p.aofWriteErr.Load(); e != nil {
+		return "MISCONF Errors writing to the AOF file: " + *e
+	}
+	return ""
+}
+
+// deniedOnDiskError reports whether cmd, run by c, is refused while
+// diskFailing: as in Redis, every command that writes, an EXEC whose
+// transaction queued one, and PING (so that a health check notices).
+func deniedOnDiskError(c *client, cmd *Command) bool {
+	switch {
+	case cmd.Has(command.Write):
+		return true
+	case cmd.Name == "ping":
+		return true
+	case cmd.Name == "exec" && c.multi != nil:
+		for _, q := range c.multi.cmds {
+			if q.cmd.Has(command.Write) {
+				return true
+			}
+		}
+	}
+	return false
+}
 
 func (s *Server) fs() persistence.FS {
 	if s.cfg.Persist.FS != nil {
@@ -174,6 +236,13 @@ func (s *Server) ApplyEffect(e persistence.Effect) error {
 		if _, _, err := applyOp(db, e.Key, e.Field, e.Args); err != nil {
 			return fmt.Errorf("apply %s to key %q of database %d: %w", e.Field, e.Key, e.DB, err)
 		}
+	case persistence.OpRange:
+		i := db.ShardOf(e.Key)
+		db.Lock(i)
+		defer db.Unlock(i)
+		if err := applyRange(db, e.Key, e.Off, e.Len, e.Entry.Str); err != nil {
+			return fmt.Errorf("apply a range to key %q of database %d: %w", e.Key, e.DB, err)
+		}
 	case persistence.OpFlushDB:
 		db.Flush()
 	case persistence.OpFlushAll:
@@ -308,34 +377,48 @@ func (s *Server) freezeAt(at func(), now int64) persistence.DumpFunc {
 	}
 }
 
-// save writes a snapshot now (SAVE, BGSAVE, save rules, shutdown).
-func (s *Server) save() error {
+// save writes a snapshot now: in the foreground (SAVE, shutdown) or as a
+// background save (BGSAVE, save rules). As in Redis, a snapshot that
+// succeeds makes the status ok, while only a background save that fails
+// makes it err (which refuses writes, see diskFailing) and is timed for
+// rdb_last_bgsave_time_sec; a failed SAVE is the caller's error reply.
+func (s *Server) save(background bool) error {
 	p := &s.persist
 	p.dumpMu.Lock()
 	defer p.dumpMu.Unlock()
 	start := time.Now()
 	dirty := s.dirty.Load()
 	err := persistence.WriteSnapshot(s.fs(), s.snapshotPath(), s.dump)
-	p.lastSaveSecs.Store(int64(time.Since(start).Seconds()))
-	p.lastSaveOK.Store(err == nil)
+	if background {
+		p.lastSaveSecs.Store(int64(time.Since(start).Seconds()))
+	}
 	if err != nil {
-		s.log.Error("snapshot failed", "file", s.snapshotPath(), "err", err)
+		if background {
+			p.lastSaveOK.Store(false)
+		}
+		s.log.Error("snapshot failed", "file", s.snapshotPath(), "background", background, "err", err)
 		return err
 	}
 	s.dirty.Add(-dirty)
 	p.lastSave.Store(s.clock.Now() / 1e9)
+	if !p.lastSaveOK.Swap(true) {
+		s.log.Info("snapshot written again after a failure; accepting writes")
+	}
 	s.log.Info("snapshot saved", "file", s.snapshotPath(), "seconds", time.Since(start).Seconds())
 	return nil
 }
 
 // bgsave starts a snapshot in the background; false if one is running.
 func (s *Server) bgsave() bool {
-	if !s.persist.bgsaveRunning.CompareAndSwap(false, true) {
+	p := &s.persist
+	if !p.bgsaveRunning.CompareAndSwap(false, true) {
 		return false
 	}
+	p.saves.Add(1)
+	p.bgsaveStart.Store(s.clock.Now())
 	s.goFunc(func() {
-		defer s.persist.bgsaveRunning.Store(false)
-		s.save()
+		defer p.bgsaveRunning.Store(false)
+		s.save(true)
 	})
 	return true
 }
@@ -386,9 +469,12 @@ func (s *Server) persistTick(now int64) {
 			s.log.Info("append-only log writable again; accepting writes")
 		}
 	}
+	// After a failed background save the rules wait bgsaveRetryDelay
+	// before trying again, as Redis does, instead of retrying every tick.
 	dirty := s.dirty.Load()
+	retry := p.lastSaveOK.Load() || now-p.bgsaveStart.Load() > int64(bgsaveRetryDelay)
 	for _, r := range s.cfg.Persist.Save {
-		if dirty >= r.Changes && dirty > 0 && now/1e9-p.lastSave.Load() >= r.Seconds {
+		if retry && dirty >= r.Changes && dirty > 0 && now/1e9-p.lastSave.Load() >= r.Seconds {
 			s.bgsave()
 			break
 		}
@@ -400,13 +486,15 @@ func (s *Server) persistTick(now int64) {
 }
 
 // closePersistence runs at shutdown, after every client is gone: a final
-// snapshot when save rules are configured (unless SHUTDOWN NOSAVE), then the
-// log is flushed, fsynced and closed.
+// snapshot when save rules are configured, unless Shutdown has written it
+// already or was told not to (SHUTDOWN NOSAVE), then the log is flushed,
+// fsynced and closed. After Close alone (the hard stop) a failure of that
+// snapshot cannot keep the server running: it is Serve's error.
 func (s *Server) closePersistence() error {
 	p := &s.persist
 	var errs []error
 	if len(s.cfg.Persist.Save) > 0 && !p.noSaveOnExit.Load() && !p.loading.Load() {
-		errs = append(errs, s.save())
+		errs = append(errs, s.save(false))
 	}
 	if p.log != nil {
 		errs = append(errs, p.log.Close())

@@ -21,7 +21,11 @@ type PersistConfig struct {
 	// this big. Percentage 0 disables automatic rewrites.
 	AutoRewritePercentage int
 	AutoRewriteMinSize    int64
-	FS                    persistence.FS // nil: the real file system (tests substitute one)
+	// StopWritesOnBgsaveError (stop-writes-on-bgsave-error): while the
+	// last background save failed and save rules exist, commands that
+	// write are refused with MISCONF, until a snapshot succeeds.
+	StopWritesOnBgsaveError bool
+	FS                      persistence.FS // nil: the real file system (tests substitute one)
 }
 
 // SaveRule is one "seconds changes" pair of the save setting.
@@ -41,6 +45,8 @@ func DefaultPersistConfig() PersistConfig {
 		AppendFsync:           persistence.FsyncEverySec,
 		AutoRewritePercentage: 100,
 		AutoRewriteMinSize:    64 << 20,
+
+		StopWritesOnBgsaveError: true,
 	}
 }
 

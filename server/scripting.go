@@ -134,7 +134,7 @@ func (h *nativeHost) Call(args ...[]byte) script.Reply {
 	h.w.Reset(nativeReplyKeep)
 	if cmd == nil || !cmd.CheckArity(len(args)) { // a native sends what its script sends: a bug
 		h.w.Error("ERR " + "native script called an unknown command or with the wrong arity")
-	} else if e := s.aofRefusal(cmd); e != "" {
+	} else if e := s.diskRefusal(cmd); e != "" {
 		h.w.Error(e)
 	} else if e := s.scriptOOM(cmd, h.ex.wrote); e != "" {
 		h.w.Error(e)
@@ -272,7 +272,7 @@ func (h *scriptHost) Call(args [][]byte, w *resp.Writer) {
 		w.Error("ERR Unknown Redis command called from script")
 		return
 	}
-	if e := s.aofRefusal(cmd); e != "" {
+	if e := s.diskRefusal(cmd); e != "" {
 		w.Error(e)
 		return
 	}
@@ -317,13 +317,12 @@ func (h *scriptHost) Call(args [][]byte, w *resp.Writer) {
 	}
 }
 
-// aofRefusal is the error a write command a script calls gets while the
-// append-only file cannot be written, "" otherwise.
-func (s *Server) aofRefusal(cmd *Command) string {
-	if cmd.Has(command.Write) {
-		if err := s.persist.aofWriteErr.Load(); err != nil {
-			return "MISCONF Errors writing to the AOF file: " + *err
-		}
+// diskRefusal is the error a write command a script calls gets while
+// persistence is failing (the append-only file cannot be written, or the
+// last background save failed: diskFailing), "" otherwise.
+func (s *Server) diskRefusal(cmd *Command) string {
+	if cmd.Has(command.Write) && s.diskFailing() {
+		return s.diskError()
 	}
 	return ""
 }

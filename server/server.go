@@ -211,11 +211,13 @@ func New(cfg Config) (*Server, error) {
 	}
 	s.start = s.clock.Now()
 	s.requirePass.Store(&cfg.RequirePass)
-	// As Redis: before any save, the statuses are "ok" and the last save
-	// time is the start time.
+	// As Redis: before any save, the statuses are "ok", the last save
+	// time is the start time and the last save took -1 seconds.
 	s.persist.lastSaveOK.Store(true)
 	s.persist.lastRewriteOK.Store(true)
 	s.persist.lastSave.Store(s.start / 1e9)
+	s.persist.lastSaveSecs.Store(-1)
+	s.persist.stopWrites.Store(cfg.Persist.StopWritesOnBgsaveError)
 	s.maxClients.Store(int64(cfg.MaxClients))
 	s.dbs = make([]*shards.Map, cfg.Databases)
 	for i := range s.dbs {

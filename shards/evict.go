@@ -3,10 +3,12 @@ package shards
 // Eviction: removing keys to stay under a memory limit, like Redis's
 // maxmemory policies.
 //
-// EvictLocked removes one key of one shard: it samples up to Samples keys
-// from a random place in the shard's slot array (neighbouring slots hold
-// keys of unrelated hashes, so this is a random sample, as Redis's
-// dictGetSomeKeys is) and removes the best victim for the policy. The
+// EvictLocked removes one key of one shard: it samples Samples keys, each
+// the first key at or after a random slot of the shard's array, and
+// removes the best victim for the policy. (Neighbouring slots would be a
+// cheaper sample, but not an independent one: once evictions have taken
+// the good victims of a stretch of the array, a sample drawn there would
+// hold only keys worth keeping.) The
 // server spreads evictions over the shards in turn; since keys spread over
 // shards evenly, a victim chosen within a shard is as good as one chosen
 // over the whole keyspace from the same number of samples.
@@ -32,10 +34,24 @@ type Policy struct {
 	Samples  int  // keys sampled per eviction (maxmemory-samples), at least 1
 }
 
-// evictWalk bounds the slots one eviction looks at, per sample wanted: a
-// volatile policy in a shard with few keys with an expiry gives up rather
-// than walk the whole array.
+// evictWalk bounds the slots one sample looks at: a volatile policy in a
+// shard with few keys with an expiry gives up on the sample rather than
+// walk the whole array.
 const evictWalk = 64
+
+// sampleSlot returns the first slot at or after index r (modulo the array)
+// that holds a key (with volatile: a key with an expiry), looking at most
+// evictWalk slots, or -1.
+func (t *table) sampleSlot(r uint64, volatile bool) int {
+	j := int(r % uint64(len(t.slots)))
+	for range min(evictWalk, len(t.slots)) {
+		if t.slots[j].meta != 0 && (!volatile || t.slots[j].meta&(flagExp|flagExpIsInt) != 0) {
+			return j
+		}
+		j = t.next(j)
+	}
+	return -1
+}
 
 // EvictLocked removes one key of shard i chosen by p, as of now, and
 // reports whether it removed one. It calls fn with the key first (the
@@ -52,11 +68,11 @@ func (m *Map) EvictLocked(i int, p Policy, now int64, fn func(key []byte, dead b
 	samples := max(1, p.Samples)
 	keep := m.keepExpired.Load()
 	clock := m.lruClock.Load()
-	best, seen, dead := -1, 0, false
+	best, dead := -1, false
 	var bestScore int64
-	j := int(s.random() % uint64(len(t.slots)))
-	for step := 0; step < len(t.slots) && step < samples*evictWalk && seen < samples; step, j = step+1, t.next(j) {
-		if t.slots[j].meta == 0 {
+	for range samples {
+		j := t.sampleSlot(s.random(), p.Volatile)
+		if j < 0 {
 			continue
 		}
 		exp := t.expAt(j)
@@ -64,10 +80,6 @@ func (m *Map) EvictLocked(i int, p Policy, now int64, fn func(key []byte, dead b
 			best, dead = j, true
 			break
 		}
-		if p.Volatile && exp == 0 {
-			continue
-		}
-		seen++
 		var score int64 // higher: a better victim
 		switch p.Kind {
 		case EvictLRU:
@@ -81,7 +93,7 @@ func (m *Map) EvictLocked(i int, p Policy, now int64, fn func(key []byte, dead b
 		case EvictTTL:
 			score = -exp
 		}
-		if best < 0 || score > bestScore { // EvictRandom: the first seen
+		if best < 0 || score > bestScore { // EvictRandom: the first sampled
 			best, bestScore = j, score
 		}
 	}

@@ -12,8 +12,9 @@ import (
 	"github.com/turnstile/turnstile/shards"
 )
 
-// TestCheckAOF writes a log, tears its last record, and checks that
-// check-aof reports it, --fix repairs it, and a clean file passes.
+// TestCheckAOF writes a log (whole values and range effects), tears its
+// last record, and checks that check-aof reports it, --fix repairs it, and
+// a clean file passes.
 func TestCheckAOF(t *testing.T) {
 	dir := t.TempDir()
 	lg, err := persistence.OpenLog(persistence.LogConfig{Dir: dir, Name: "appendonly.aof", Fsync: persistence.FsyncAlways})
@@ -26,6 +27,9 @@ func TestCheckAOF(t *testing.T) {
 	var off int64
 	for i := 0; i < 10; i++ {
 		off = lg.Append(persistence.Effect{Op: persistence.OpSet, Key: []byte{'k', byte('0' + i)}, Entry: shards.IntEntry(int64(i), 0)})
+		// APPEND and SETRANGE log range effects (format version 4).
+		off = lg.Append(persistence.Effect{Op: persistence.OpRange, Key: []byte{'k', byte('0' + i)}, Off: 1, Len: int64(3 + i),
+			Entry: shards.Entry{Kind: shards.KindBytes, Str: []byte("xy")}})
 	}
 	if err := lg.Sync(off); err != nil {
 		t.Fatal(err)

@@ -7,9 +7,11 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"os/signal"
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -22,7 +24,9 @@ func TestMain(m *testing.M) {
 	redis.SetLogger(quietLogger{}) // dial errors after a kill are expected
 	if os.Getenv("TURNSTILE_TEST_SERVER") == "1" {
 		args := strings.Split(os.Getenv("TURNSTILE_TEST_ARGS"), "\x1f")
-		if err := run(context.Background(), args, os.Stderr); err != nil {
+		sigs := make(chan os.Signal, 4)
+		signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+		if err := run(context.Background(), sigs, args, os.Stderr); err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			os.Exit(1)
 		}

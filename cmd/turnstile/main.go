@@ -1,7 +1,8 @@
 // Command turnstile runs the Turnstile rate-limit server.
 //
 // It only wires things together: parse flags (and an optional redis.conf
-// style file), build the server, turn SIGINT/SIGTERM into a context, serve.
+// style file), build the server, turn SIGINT/SIGTERM into shutdowns
+// (signals.go), serve.
 package main
 
 import (
@@ -21,8 +22,6 @@ import (
 )
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
 	if len(os.Args) > 1 && os.Args[1] == "check-aof" {
 		if err := checkAOF(os.Args[2:], os.Stdout); err != nil {
 			fmt.Fprintln(os.Stderr, "turnstile check-aof:", err)
@@ -30,7 +29,9 @@ func main() {
 		}
 		return
 	}
-	if err := run(ctx, os.Args[1:], os.Stderr); err != nil {
+	sigs := make(chan os.Signal, 4)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	if err := run(context.Background(), sigs, os.Args[1:], os.Stderr); err != nil {
 		fmt.Fprintln(os.Stderr, "turnstile:", err)
 		os.Exit(1)
 	}
@@ -53,8 +54,10 @@ func startCPUProfile(path string) (func(), error) {
 	}, nil
 }
 
-// run parses args, starts the server and blocks until ctx is done.
-func run(ctx context.Context, args []string, logOut io.Writer) error {
+// run parses args, starts the server and blocks until it has stopped:
+// shut down by a signal on sigs (signals.go) or by SHUTDOWN, or closed at
+// once when ctx is done (Server.Close: tests).
+func run(ctx context.Context, sigs <-chan os.Signal, args []string, logOut io.Writer) error {
 	cfg, rt, logLevel, err := parseConfig(args)
 	if err != nil {
 		return err
@@ -96,6 +99,9 @@ func run(ctx context.Context, args []string, logOut io.Writer) error {
 	}
 	logger.Info("turnstile starting", "version", server.TurnstileVersion, "redis_version", server.Version,
 		"go", runtime.Version(), "shards", cfg.Shards, "pid", os.Getpid())
-	// Serve returns after ctx is done and every connection has closed.
-	return srv.Serve(ctx, ln)
+	// Serve returns once the server has stopped and every connection has
+	// closed.
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ctx, ln) }()
+	return serveUntilStopped(served, sigs, func() error { return srv.Shutdown(server.ShutdownOptions{}) }, logger)
 }

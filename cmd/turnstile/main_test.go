@@ -60,7 +60,7 @@ func TestRunServesAndStops(t *testing.T) {
 	var logs bytes.Buffer
 	done := make(chan error, 1)
 	dir := t.TempDir()
-	go func() { done <- run(ctx, []string{"--port", strconv.Itoa(port), "--dir", dir}, &logs) }()
+	go func() { done <- run(ctx, nil, []string{"--port", strconv.Itoa(port), "--dir", dir}, &logs) }()
 	var c net.Conn
 	for i := 0; i < 100; i++ {
 		if c, err = net.Dial("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port))); err == nil {
