@@ -79,6 +79,7 @@ type Config struct {
 	Replication Replication
 
 	extraCommands   []*Command // test-only rows appended to the table
+	fdLimiter       fdLimiter  // test-only: replaces the process's open files limit
 	maxKeysPerShard int        // test-only: lower shard capacity (0: the natural limit)
 	pushLimit       int        // test-only: bound of a connection's outbound queue (0: pushLimit)
 
@@ -153,6 +154,8 @@ type Server struct {
 
 	requirePass atomic.Pointer[string]
 	maxClients  atomic.Int64
+	fdMu        sync.Mutex // serializes fitting the open files limit (fdlimit.go)
+	fdLimiter   fdLimiter  // the process's open files limit; nil: none
 
 	mu      sync.Mutex // guards ln, clients, closed
 	ln      net.Listener
@@ -217,6 +220,10 @@ func New(cfg Config) (*Server, error) {
 	s.persist.lastRewriteOK.Store(true)
 	s.persist.lastSave.Store(s.start / 1e9)
 	s.maxClients.Store(int64(cfg.MaxClients))
+	s.fdLimiter = cfg.fdLimiter
+	if s.fdLimiter == nil {
+		s.fdLimiter = processFDLimiter()
+	}
 	s.dbs = make([]*shards.Map, cfg.Databases)
 	for i := range s.dbs {
 		s.dbs[i] = shards.NewWithLimit(cfg.Shards, cfg.maxKeysPerShard)
@@ -259,6 +266,11 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	s.ln = ln
 	s.mu.Unlock()
 	s.log.Info("listening; loading the dataset", "addr", ln.Addr().String())
+	if err := s.fitMaxClients(); err != nil {
+		s.loadErr.Store(&err) // finish reports it and writes no snapshot
+		s.Close()
+		return s.finish()
+	}
 
 	// Load in the background while accepting: clients get LOADING until
 	// the dataset is in memory. A damaged file stops the server.
@@ -288,23 +300,26 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		}
 		s.Close()
 	}()
-	var tempDelay time.Duration
+	var retry acceptRetry // accept.go: every error but a closed listener passes
 	for {
 		nc, err := ln.Accept()
 		if err != nil {
 			if s.isClosed() {
 				return s.finish()
 			}
-			var ne net.Error
-			if errors.As(err, &ne) && ne.Timeout() {
-				tempDelay = min(max(2*tempDelay, 5*time.Millisecond), time.Second)
-				time.Sleep(tempDelay)
-				continue
+			if errors.Is(err, net.ErrClosed) {
+				s.Close()
+				return errors.Join(fmt.Errorf("accept: %w", err), s.finish())
 			}
-			s.Close()
-			return errors.Join(fmt.Errorf("accept: %w", err), s.finish())
+			t := time.NewTimer(retry.failed(s.log, err, time.Now()))
+			select {
+			case <-t.C:
+			case <-s.stop:
+				t.Stop()
+			}
+			continue
 		}
-		tempDelay = 0
+		retry.ok()
 		s.accept(nc)
 	}
 }
