@@ -261,6 +261,7 @@ func (c *client) process() bool {
 	if !c.syncLog() || !c.flush() || c.quit {
 		return false
 	}
+	c.touch(s.clock.Now()) // input read, replies written: not idle (idle.go)
 	if c.blocked != nil {
 		c.armBlocked()
 	}

@@ -61,6 +61,10 @@ var configTable = []*ConfigParam{
 		mutable(func(s *Server) string { return strconv.FormatInt(s.maxClients.Load(), 10) },
 			func(s *Server, c *Config) { s.maxClients.Store(int64(c.MaxClients)) }).
 		checked(func(s *Server, c *Config) error { return s.checkMaxClients(c.MaxClients) }),
+	row("timeout", "seconds a client may stay idle before it is closed (0: for ever)",
+		func(c *Config) *int { return &c.Timeout }, integer[int](0, math.MaxInt32)).
+		mutable(func(s *Server) string { return strconv.FormatInt(s.idleTimeout.Load(), 10) },
+			func(s *Server, c *Config) { s.idleTimeout.Store(int64(c.Timeout)) }),
 	row("turnstile-shards", "shards per database (rounded up to a power of two)",
 		func(c *Config) *int { return &c.Shards }, integer[int](1, shards.MaxShards)).
 		flag("shards").

@@ -67,6 +67,8 @@ var configCases = map[string]struct {
 		bad: [][2]string{{"65536", "between 0 and 65535"}, {"-1", "between 0 and 65535"}, {"x", "couldn't be parsed into an integer"}, {"6kb", "integer"}}},
 	"maxclients": {good: [][2]string{{"1", "1"}, {"4294967295", "4294967295"}},
 		bad: [][2]string{{"0", "between 1 and 4294967295 inclusive"}, {"abc", "couldn't be parsed into an integer"}, {"", "integer"}}},
+	"timeout": {good: [][2]string{{"0", "0"}, {"300", "300"}, {"2147483647", "2147483647"}},
+		bad: [][2]string{{"-1", "between 0 and 2147483647 inclusive"}, {"2147483648", "between 0 and 2147483647 inclusive"}, {"1s", "couldn't be parsed into an integer"}}},
 	"turnstile-shards": {good: [][2]string{{"8", "8"}, {"1", "1"}, {"64", "64"}},
 		bad: [][2]string{{"0", "between 1 and 65536"}, {"65537", "between 1 and 65536"}}},
 	"databases": {good: [][2]string{{"1", "1"}, {"1024", "1024"}},
@@ -178,7 +180,7 @@ func TestConfigTableShape(t *testing.T) {
 			t.Errorf("%s: not found by its flag %q", p.Name, p.Flag)
 		}
 	}
-	if want := "[requirepass maxclients maxmemory maxmemory-policy maxmemory-samples lfu-log-factor lfu-decay-time busy-reply-threshold lua-time-limit turnstile-native-scripts]"; fmt.Sprint(mutable) != want {
+	if want := "[requirepass maxclients timeout maxmemory maxmemory-policy maxmemory-samples lfu-log-factor lfu-decay-time busy-reply-threshold lua-time-limit turnstile-native-scripts]"; fmt.Sprint(mutable) != want {
 		t.Errorf("mutable rows %v, want %s", mutable, want)
 	}
 	if p := LookupConfigParam("SHARDS"); p == nil || p.Name != "turnstile-shards" {

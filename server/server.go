@@ -32,6 +32,7 @@ type Config struct {
 	Port        int         // TCP port (redis "port"); 0 picks a free port
 	RequirePass string      // password for the default user; "" disables AUTH
 	MaxClients  int         // most simultaneous connections (redis "maxclients")
+	Timeout     int         // seconds a client may stay idle before it is closed (redis "timeout"); 0: for ever
 	Shards      int         // shards per database (power of two)
 	Databases   int         // number of databases (SELECT 0..n-1)
 	Hz          int         // background task frequency (active expiry), per second
@@ -126,6 +127,8 @@ func (c *Config) Validate() error {
 		return fmt.Errorf("port %d out of range", c.Port)
 	case c.MaxClients < 1:
 		return fmt.Errorf("maxclients must be at least 1, got %d", c.MaxClients)
+	case c.Timeout < 0:
+		return fmt.Errorf("timeout must not be negative, got %d", c.Timeout)
 	case c.Shards < 1 || c.Shards > shards.MaxShards:
 		return fmt.Errorf("shards must be in 1..%d, got %d", shards.MaxShards, c.Shards)
 	case c.Databases < 1 || c.Databases > 1024:
@@ -154,8 +157,9 @@ type Server struct {
 
 	requirePass atomic.Pointer[string]
 	maxClients  atomic.Int64
-	fdMu        sync.Mutex // serializes fitting the open files limit (fdlimit.go)
-	fdLimiter   fdLimiter  // the process's open files limit; nil: none
+	fdMu        sync.Mutex   // serializes fitting the open files limit (fdlimit.go)
+	fdLimiter   fdLimiter    // the process's open files limit; nil: none
+	idleTimeout atomic.Int64 // seconds; 0: clients may stay idle (idle.go)
 
 	mu      sync.Mutex // guards ln, clients, closed
 	ln      net.Listener
@@ -220,6 +224,7 @@ func New(cfg Config) (*Server, error) {
 	s.persist.lastRewriteOK.Store(true)
 	s.persist.lastSave.Store(s.start / 1e9)
 	s.maxClients.Store(int64(cfg.MaxClients))
+	s.idleTimeout.Store(int64(cfg.Timeout))
 	s.fdLimiter = cfg.fdLimiter
 	if s.fdLimiter == nil {
 		s.fdLimiter = processFDLimiter()
@@ -394,9 +399,10 @@ func (s *Server) goFunc(f func()) {
 	}()
 }
 
-// backgroundLoop runs the persistence checks, the memory release check and
-// the saving of the clock's state once a second (the clock's state once
-// more when the server stops). Active expiry has its own loop (expire.go).
+// backgroundLoop runs the persistence checks, the idle client timeout, the
+// memory release check and the saving of the clock's state once a second
+// (the clock's state once more when the server stops). Active expiry has
+// its own loop (expire.go).
 func (s *Server) backgroundLoop() {
 	t := time.NewTicker(time.Second)
 	defer t.Stop()
@@ -408,7 +414,9 @@ func (s *Server) backgroundLoop() {
 			return
 		case <-t.C:
 			s.saveClock()
-			s.persistTick(s.clock.Now())
+			now := s.clock.Now()
+			s.persistTick(now)
+			s.closeIdleClients(now)
 			rel.tick(s.datasetBytes())
 			s.tuneGoLimit()
 		}
