@@ -63,6 +63,7 @@ type client struct {
 	// spareMulti is the multiState of the last MULTI, kept for the next.
 	spareMulti *multiState
 	calls      uint64 // commands run, for sampling their duration
+	bufHeld    int64  // input and reply buffer bytes accounted in Server.clientMem (clientmem.go)
 
 	// The last command name looked up and what it named: a pipeline
 	// usually repeats one command, and comparing bytes is cheaper than the
@@ -150,6 +151,8 @@ func newClient(s *Server, nc net.Conn) *client {
 		fd:      -1,
 	}
 	c.authed = *s.requirePass.Load() == ""
+	c.out.mem, c.out.id = &s.clientMem, c.id
+	c.noteBuffers()
 	c.setProto(2)
 	c.active.Store(c.created)
 	c.queued.Store(-1)
@@ -164,6 +167,7 @@ func (s *Server) serveConn(c *client) {
 	defer func() {
 		c.gone.Store(true)
 		c.out.close()
+		c.dropBuffers()
 		c.unwatchAll()
 		c.unsubscribeAll()
 		c.leaveBlocked()
@@ -182,6 +186,9 @@ func (s *Server) serveConn(c *client) {
 	}
 	if !served {
 		err = c.serveStream()
+	}
+	if errors.Is(err, resp.ErrQueryBufLimit) {
+		s.stats.queryLimitDisconns.Add(1)
 	}
 	if err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, net.ErrClosed) && !c.killed.Load() {
 		s.log.Debug("closing client", "client", c.addr, "err", err)
@@ -250,6 +257,9 @@ func (c *client) process() bool {
 		c.seen.qbuf = q
 		c.qbuf.Store(q)
 	}
+	if c.rd.Size() > 4*resp.InitialReadBuf {
+		c.rd.Shrink() // a large request is done: do not keep its buffer while idle
+	}
 	if r := int64(c.rd.Size()); r != c.seen.rbs {
 		c.seen.rbs = r
 		c.rbs.Store(r)
@@ -262,6 +272,7 @@ func (c *client) process() bool {
 		return false
 	}
 	c.touch(s.clock.Now()) // input read, replies written: not idle (idle.go)
+	c.noteBuffers()
 	if c.blocked != nil {
 		c.armBlocked()
 	}
@@ -423,14 +434,10 @@ func (c *client) syncLog() bool {
 // for this one (outq.go); false means the connection is gone.
 func (c *client) flush() bool {
 	if c.w.Len() > 0 {
-		var err error
-		if c.fd >= 0 {
-			err = c.writeRaw(c.w.Bytes())
-		} else {
-			_, err = c.conn.Write(c.w.Bytes())
-		}
+		c.noteBuffers() // a large reply counts while it waits to be written
+		ok := c.writeLimited(c.w.Bytes(), c.replyClass())
 		c.w.Reset(4 * maxPendingReply) // do not keep a huge reply buffer around
-		if err != nil {
+		if !ok {
 			return false
 		}
 	}

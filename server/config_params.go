@@ -65,6 +65,7 @@ var configTable = []*ConfigParam{
 		func(c *Config) *int { return &c.Timeout }, integer[int](0, math.MaxInt32)).
 		mutable(func(s *Server) string { return strconv.FormatInt(s.idleTimeout.Load(), 10) },
 			func(s *Server, c *Config) { s.idleTimeout.Store(int64(c.Timeout)) }),
+	outputLimitsRow(),
 	row("turnstile-shards", "shards per database (rounded up to a power of two)",
 		func(c *Config) *int { return &c.Shards }, integer[int](1, shards.MaxShards)).
 		flag("shards").

@@ -332,6 +332,3 @@ func (s *Server) scriptOOM(cmd *Command, written bool) string {
 	}
 	return ""
 }
-
-// clientBufferBytes is a placeholder until client buffers are counted.
-func (s *Server) clientBufferBytes() int64 { return 0 }

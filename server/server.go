@@ -37,10 +37,12 @@ type Config struct {
 	Databases   int         // number of databases (SELECT 0..n-1)
 	Hz          int         // background task frequency (active expiry), per second
 	Limits      resp.Limits // request size bounds
-	Persist     PersistConfig
-	LogLevel    string // redis "loglevel": debug, verbose, notice, warning (the binary's logger; see SlogLevel)
-	Clock       clock.Clock
-	Logger      *slog.Logger
+	// OutputLimits is client-output-buffer-limit (outlimit.go).
+	OutputLimits OutputBufferLimits
+	Persist      PersistConfig
+	LogLevel     string // redis "loglevel": debug, verbose, notice, warning (the binary's logger; see SlogLevel)
+	Clock        clock.Clock
+	Logger       *slog.Logger
 
 	// Transactions: most keys one connection may WATCH, and most commands
 	// and argument bytes one MULTI may queue.
@@ -82,7 +84,6 @@ type Config struct {
 	extraCommands   []*Command // test-only rows appended to the table
 	fdLimiter       fdLimiter  // test-only: replaces the process's open files limit
 	maxKeysPerShard int        // test-only: lower shard capacity (0: the natural limit)
-	pushLimit       int        // test-only: bound of a connection's outbound queue (0: pushLimit)
 
 	// portableConnLoop (test-only) serves sockets with the portable loop,
 	// serveStream, instead of the raw socket loop, so that tests on Linux
@@ -93,15 +94,16 @@ type Config struct {
 // DefaultConfig returns the settings used when nothing is configured.
 func DefaultConfig() Config {
 	return Config{
-		Bind:       "127.0.0.1",
-		Port:       6379,
-		MaxClients: 10000,
-		Shards:     DefaultShards(),
-		Databases:  16,
-		Hz:         10,
-		Limits:     resp.DefaultLimits,
-		Persist:    DefaultPersistConfig(),
-		LogLevel:   "notice",
+		Bind:         "127.0.0.1",
+		Port:         6379,
+		MaxClients:   10000,
+		Shards:       DefaultShards(),
+		Databases:    16,
+		Hz:           10,
+		Limits:       resp.DefaultLimits,
+		OutputLimits: DefaultOutputBufferLimits(),
+		Persist:      DefaultPersistConfig(),
+		LogLevel:     "notice",
 
 		MaxWatchedKeys:    100_000,
 		MaxQueuedCommands: 100_000,
@@ -157,9 +159,11 @@ type Server struct {
 
 	requirePass atomic.Pointer[string]
 	maxClients  atomic.Int64
-	fdMu        sync.Mutex   // serializes fitting the open files limit (fdlimit.go)
-	fdLimiter   fdLimiter    // the process's open files limit; nil: none
-	idleTimeout atomic.Int64 // seconds; 0: clients may stay idle (idle.go)
+	fdMu        sync.Mutex                         // serializes fitting the open files limit (fdlimit.go)
+	fdLimiter   fdLimiter                          // the process's open files limit; nil: none
+	idleTimeout atomic.Int64                       // seconds; 0: clients may stay idle (idle.go)
+	outLimits   atomic.Pointer[OutputBufferLimits] // client-output-buffer-limit (outlimit.go)
+	clientMem   clientMem                          // client buffer bytes (clientmem.go)
 
 	mu      sync.Mutex // guards ln, clients, closed
 	ln      net.Listener
@@ -225,6 +229,8 @@ func New(cfg Config) (*Server, error) {
 	s.persist.lastSave.Store(s.start / 1e9)
 	s.maxClients.Store(int64(cfg.MaxClients))
 	s.idleTimeout.Store(int64(cfg.Timeout))
+	outLimits := cfg.OutputLimits
+	s.outLimits.Store(&outLimits)
 	s.fdLimiter = cfg.fdLimiter
 	if s.fdLimiter == nil {
 		s.fdLimiter = processFDLimiter()
@@ -417,7 +423,7 @@ func (s *Server) backgroundLoop() {
 			now := s.clock.Now()
 			s.persistTick(now)
 			s.closeIdleClients(now)
-			rel.tick(s.datasetBytes())
+			rel.tick(s.datasetBytes(), s.clientBytesFreed())
 			s.tuneGoLimit()
 		}
 	}
