@@ -73,6 +73,12 @@ type client struct {
 
 	logUpto int64 // durability position the pending replies depend on
 	logDone int64 // durability position already known to be durable
+	// The pending replies from offset logFrom of c.w on (-1: none) are the
+	// logReplies replies of the commands from the first whose reply
+	// depends on a position past logDone: if the log cannot be written,
+	// they are what syncLog replaces with MISCONF errors (noteReply).
+	logFrom    int
+	logReplies int
 	// replWait: a command of the pending replies touched the keyspace on a
 	// cluster node, so they wait for Replication.Wait even if logUpto is
 	// known committed: Wait also confirms leadership (set by end).
@@ -149,6 +155,7 @@ func newClient(s *Server, nc net.Conn) *client {
 		addr:    nc.RemoteAddr().String(),
 		laddr:   nc.LocalAddr().String(),
 		fd:      -1,
+		logFrom: -1,
 	}
 	c.authed = *s.requirePass.Load() == ""
 	c.out.mem, c.out.id = &s.clientMem, c.id
@@ -224,8 +231,12 @@ func (c *client) serveStream() error {
 func (c *client) process() bool {
 	s := c.s
 	for !c.quit {
-		if c.blocked != nil && !c.serveBlocked() {
-			break // still blocked: the requests after it wait (blocking.go)
+		if c.blocked != nil {
+			before := c.w.Len()
+			if !c.serveBlocked() {
+				break // still blocked: the requests after it wait (blocking.go)
+			}
+			c.noteReply(before)
 		}
 		args, ok, err := c.rd.Next(!c.authed)
 		if err != nil {
@@ -244,7 +255,9 @@ func (c *client) process() bool {
 			if c.authed {
 				c.prefetchAhead()
 			}
+			before := c.w.Len()
 			s.handle(c, args)
+			c.noteReply(before)
 		}
 		if c.w.Len() >= maxPendingReply {
 			c.releaseScriptLock()
@@ -404,11 +417,28 @@ func (c *client) waitFor(pos int64) {
 	}
 }
 
+// noteReply follows a command whose reply (if any) was appended to c.w
+// from offset before: it keeps logFrom and logReplies (see client).
+func (c *client) noteReply(before int) {
+	if c.logFrom < 0 {
+		if c.logUpto <= c.logDone {
+			return
+		}
+		c.logFrom = before
+	}
+	if c.w.Len() > before {
+		c.logReplies++
+	}
+}
+
 // syncLog waits until the log holds what the pending replies depend on:
 // everything their commands wrote and everything they read. If the log
-// cannot be written, the replies are not sent: the connection closes, so no
-// client is told of a write that was not logged. On a cluster node,
-// syncRepl waits instead.
+// cannot be written, no client is told of a write that was not logged, nor
+// shown data that was not: the replies from the first that depends on the
+// unwritten log on are replaced by as many MISCONF errors (misconfReplies),
+// writes are refused from then on (dispatch.go), and the connection goes
+// on. On a cluster node, syncRepl waits instead. false only if the
+// connection is to end.
 func (c *client) syncLog() bool {
 	if c.s.repl != nil { // a cluster node: replwait.go
 		if c.replWait {
@@ -423,11 +453,26 @@ func (c *client) syncLog() bool {
 	if err := c.s.dur.Wait(c.logUpto); err != nil {
 		msg := err.Error()
 		c.s.persist.aofWriteErr.Store(&msg)
-		c.s.log.Error("append-only log write failed; closing client", "client", c.addr, "err", err)
-		return false
+		c.s.log.Error("append-only log write failed; writes are refused until it can be written",
+			"client", c.addr, "err", err)
+		c.misconfReplies(msg)
+		return true
 	}
 	c.logDone = c.logUpto
 	return true
+}
+
+// misconfReplies replaces the pending replies that depend on the log
+// (from logFrom on) by one MISCONF error each. They then depend on nothing.
+func (c *client) misconfReplies(msg string) {
+	from := min(max(c.logFrom, 0), c.w.Len())
+	c.w.Truncate(from)
+	for range c.logReplies {
+		c.w.Error("MISCONF Errors writing to the AOF file: " + msg)
+	}
+	c.s.stats.errorReplies.Add(int64(c.logReplies))
+	c.logFrom, c.logReplies = -1, 0
+	c.logUpto = c.logDone
 }
 
 // flush writes pending replies, then the output other connections queued
@@ -441,6 +486,7 @@ func (c *client) flush() bool {
 			return false
 		}
 	}
+	c.logFrom, c.logReplies = -1, 0
 	if c.out.has.Load() {
 		return c.flushOut()
 	}
