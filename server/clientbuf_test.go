@@ -284,3 +284,49 @@ func TestLargeQueryBuffersReturnedToOS(t *testing.T) {
 		before, peak, now, time.Since(closed).Round(time.Millisecond))
 	runtime.KeepAlive(payload)
 }
+
+// TestClientOutputBufferLimitPubsubSoft: a subscriber whose undelivered
+// messages stay over the pubsub class's soft limit for longer than its
+// seconds is disconnected (the hard limit has its own test,
+// TestPubsubSlowSubscriberDisconnected), and until then the queued bytes
+// count in clientBufferBytes.
+func TestClientOutputBufferLimitPubsubSoft(t *testing.T) {
+	eachConnLoop(t, func(t *testing.T, loop func(*Config)) {
+		s, addr, _ := newTestServer(t, loop)
+		pub := dialRaw(t, addr)
+		if got := pub.do("CONFIG", "SET", "client-output-buffer-limit", "pubsub 0 256kb 1"); got != "+OK\r\n" {
+			t.Fatalf("CONFIG SET = %q", got)
+		}
+		slow, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer slow.Close()
+		if tc, ok := slow.(*net.TCPConn); ok {
+			tc.SetReadBuffer(4096)
+		}
+		slow.Write([]byte(encodeCommand("SUBSCRIBE", "flood")))
+		waitUntil(t, func() bool { return pub.do("PUBSUB", "NUMSUB", "flood") == "*2\r\n$5\r\nflood\r\n:1\r\n" })
+		base := s.clientBufferBytes()
+		msg := strings.Repeat("p", 32<<10)
+		var peak int64
+		start := time.Now()
+		for pub.do("PUBLISH", "flood", msg) == ":1\r\n" {
+			peak = max(peak, s.clientBufferBytes()-base)
+			if time.Since(start) > 5*time.Second {
+				t.Fatalf("slow subscriber not disconnected after 5 s; its queue peaked at %d KiB", peak>>10)
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+		if d := time.Since(start); d < 900*time.Millisecond {
+			t.Fatalf("disconnected after %v, before the soft limit's second", d)
+		}
+		if peak < 256<<10 {
+			t.Fatalf("queued output peaked at %d KiB in clientBufferBytes, want at least the 256 KiB soft limit", peak>>10)
+		}
+		if got := infoField(pub.do("INFO", "stats"), "client_output_buffer_limit_disconnections"); got != "1" {
+			t.Fatalf("client_output_buffer_limit_disconnections = %q", got)
+		}
+		waitClients(t, s, 1)
+	})
+}
