@@ -230,6 +230,7 @@ func (c *client) serveStream() error {
 // connection is to be closed: QUIT, a protocol error, a failed write.
 func (c *client) process() bool {
 	s := c.s
+	ran := false // a command ran, and touched the client (idle.go)
 	for !c.quit {
 		if c.blocked != nil {
 			before := c.w.Len()
@@ -258,6 +259,7 @@ func (c *client) process() bool {
 			before := c.w.Len()
 			s.handle(c, args)
 			c.noteReply(before)
+			ran = true
 		}
 		if c.w.Len() >= maxPendingReply {
 			c.releaseScriptLock()
@@ -284,7 +286,9 @@ func (c *client) process() bool {
 	if !c.syncLog() || !c.flush() || c.quit {
 		return false
 	}
-	c.touch(s.clock.Now()) // input read, replies written: not idle (idle.go)
+	if !ran {
+		c.touch(s.clock.Now()) // input read, but no command yet: not idle (idle.go)
+	}
 	c.noteBuffers()
 	if c.blocked != nil {
 		c.armBlocked()
@@ -481,6 +485,9 @@ func (c *client) flush() bool {
 	if c.w.Len() > 0 {
 		c.noteBuffers() // a large reply counts while it waits to be written
 		ok := c.writeLimited(c.w.Bytes(), c.replyClass())
+		if c.w.Len() >= maxPendingReply {
+			c.touch(c.s.clock.Now()) // a long write is not idleness (idle.go)
+		}
 		c.w.Reset(4 * maxPendingReply) // do not keep a huge reply buffer around
 		if !ok {
 			return false

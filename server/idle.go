@@ -7,10 +7,10 @@ package server
 // timeout) and clients subscribed to channels or patterns are exempt: they
 // are idle by design.
 //
-// Activity is client.active, the server time a command last ran, a read
-// last left a partial request, or a batch of replies was last written
-// (client.touch; process and sendForward keep it fresh, and a forwarded
-// blocking command that waits for the leader refreshes it as it polls).
+// Activity is client.active (client.touch): the server time a command
+// last ran, input last arrived without completing a command (a request in
+// pieces), or a large batch of replies was last written; a forwarded
+// blocking command that waits for the leader refreshes it as it polls.
 // The background loop looks once a second, so a client goes between
 // timeout and timeout+1 s after its last activity; closing is kill, which
 // the connection's own goroutine carries out.
