@@ -135,6 +135,18 @@ func (rd *Reader) Space() ([]byte, error) {
 	return rd.buf[rd.w:], nil
 }
 
+// Shrink gives back a buffer that grew past 4*InitialReadBuf (for a large
+// request) once it holds no unread input, so that an idle connection does
+// not keep it; Space would do so only at the next read. Arguments that
+// next returned stay valid: they point into the old buffer.
+func (rd *Reader) Shrink() {
+	if rd.r == rd.w && rd.argc < 0 && len(rd.buf) > 4*InitialReadBuf {
+		rd.aheadLo, rd.aheadHi = 0, 0
+		rd.r, rd.w = 0, 0
+		rd.buf = make([]byte, InitialReadBuf)
+	}
+}
+
 // Buffered returns the number of input bytes read and not yet consumed.
 func (rd *Reader) Buffered() int { return rd.w - rd.r }
 

@@ -277,3 +277,68 @@ func BenchmarkParseThrottleRequest(b *testing.B) {
 		}
 	}
 }
+
+// TestReaderShrink: once a large request is consumed, Shrink gives the
+// grown buffer back and the arguments returned stay intact; it keeps a
+// buffer that holds unread input or a request in progress.
+func TestReaderShrink(t *testing.T) {
+	val := bytes.Repeat([]byte("v"), 1<<20)
+	set := "*2\r\n$3\r\nSET\r\n$1048576\r\n" + string(val) + "\r\n"
+	// readLarge fills rd from src until the SET is returned.
+	readLarge := func(rd *Reader, src *chunkReader) [][]byte {
+		for {
+			if err := rd.Fill(src); err != nil {
+				t.Fatal(err)
+			}
+			if a, ok, err := rd.Next(false); err != nil || ok {
+				if err != nil || string(a[0]) != "SET" {
+					t.Fatalf("%q %v", a, err)
+				}
+				return a
+			}
+		}
+	}
+
+	rd := NewReader(DefaultLimits)
+	args := readLarge(rd, &chunkReader{data: []byte(set)})
+	if rd.Size() <= 4*InitialReadBuf {
+		t.Fatalf("buffer of %d bytes: did not grow", rd.Size())
+	}
+	rd.Shrink()
+	if rd.Size() != InitialReadBuf {
+		t.Fatalf("buffer of %d bytes kept after the large request, want %d", rd.Size(), InitialReadBuf)
+	}
+	if string(args[0]) != "SET" || !bytes.Equal(args[1], val) {
+		t.Fatal("the large request's arguments changed")
+	}
+	if err := rd.Fill(&chunkReader{data: []byte("*1\r\n$4\r\nPING\r\n")}); err != nil {
+		t.Fatal(err)
+	}
+	if a, ok, err := rd.Next(false); !ok || err != nil || string(a[0]) != "PING" {
+		t.Fatalf("after Shrink: %q %v %v", a, ok, err)
+	}
+
+	rd = NewReader(DefaultLimits)
+	src := &chunkReader{data: []byte(set + "*1\r\n$4\r\nPI")}
+	readLarge(rd, src)
+	grown := rd.Size()
+	rd.Shrink() // "*1\r\n$4\r\nPI" may be unread: kept
+	if rd.Buffered() > 0 && rd.Size() != grown {
+		t.Fatalf("shrunk to %d with unread input", rd.Size())
+	}
+	for src.data != nil && len(src.data) > 0 {
+		rd.Fill(src)
+	}
+	if _, ok, _ := rd.Next(false); ok {
+		t.Fatal("half a request returned")
+	}
+	grown = rd.Size()
+	rd.Shrink() // a request in progress: kept
+	if rd.Size() != grown {
+		t.Fatalf("shrunk to %d with a request in progress", rd.Size())
+	}
+	rd.Fill(&chunkReader{data: []byte("NG\r\n")})
+	if a, ok, err := rd.Next(false); !ok || err != nil || string(a[0]) != "PING" {
+		t.Fatalf("PING: %q %v %v", a, ok, err)
+	}
+}

@@ -30,6 +30,9 @@ func (w *Writer) Bytes() []byte { return w.b }
 // Len returns the number of pending bytes.
 func (w *Writer) Len() int { return len(w.b) }
 
+// Cap returns the size of the buffer the pending bytes are kept in.
+func (w *Writer) Cap() int { return cap(w.b) }
+
 // Truncate drops the pending bytes after the first n (to replace a
 // partial reply, e.g. after a handler panicked).
 func (w *Writer) Truncate(n int) { w.b = w.b[:n] }

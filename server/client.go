@@ -63,6 +63,7 @@ type client struct {
 	// spareMulti is the multiState of the last MULTI, kept for the next.
 	spareMulti *multiState
 	calls      uint64 // commands run, for sampling their duration
+	bufHeld    int64  // input and reply buffer bytes accounted in Server.clientMem (clientmem.go)
 
 	// The last command name looked up and what it named: a pipeline
 	// usually repeats one command, and comparing bytes is cheaper than the
@@ -72,6 +73,12 @@ type client struct {
 
 	logUpto int64 // durability position the pending replies depend on
 	logDone int64 // durability position already known to be durable
+	// The pending replies from offset logFrom of c.w on (-1: none) are the
+	// logReplies replies of the commands from the first whose reply
+	// depends on a position past logDone: if the log cannot be written,
+	// they are what syncLog replaces with MISCONF errors (noteReply).
+	logFrom    int
+	logReplies int
 	// replWait: a command of the pending replies touched the keyspace on a
 	// cluster node, so they wait for Replication.Wait even if logUpto is
 	// known committed: Wait also confirms leadership (set by end).
@@ -148,8 +155,11 @@ func newClient(s *Server, nc net.Conn) *client {
 		addr:    nc.RemoteAddr().String(),
 		laddr:   nc.LocalAddr().String(),
 		fd:      -1,
+		logFrom: -1,
 	}
 	c.authed = *s.requirePass.Load() == ""
+	c.out.mem, c.out.id = &s.clientMem, c.id
+	c.noteBuffers()
 	c.setProto(2)
 	c.active.Store(c.created)
 	c.queued.Store(-1)
@@ -164,6 +174,7 @@ func (s *Server) serveConn(c *client) {
 	defer func() {
 		c.gone.Store(true)
 		c.out.close()
+		c.dropBuffers()
 		c.unwatchAll()
 		c.unsubscribeAll()
 		c.leaveBlocked()
@@ -182,6 +193,9 @@ func (s *Server) serveConn(c *client) {
 	}
 	if !served {
 		err = c.serveStream()
+	}
+	if errors.Is(err, resp.ErrQueryBufLimit) {
+		s.stats.queryLimitDisconns.Add(1)
 	}
 	if err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, net.ErrClosed) && !c.killed.Load() {
 		s.log.Debug("closing client", "client", c.addr, "err", err)
@@ -216,9 +230,14 @@ func (c *client) serveStream() error {
 // connection is to be closed: QUIT, a protocol error, a failed write.
 func (c *client) process() bool {
 	s := c.s
+	ran := false // a command ran, and touched the client (idle.go)
 	for !c.quit {
-		if c.blocked != nil && !c.serveBlocked() {
-			break // still blocked: the requests after it wait (blocking.go)
+		if c.blocked != nil {
+			before := c.w.Len()
+			if !c.serveBlocked() {
+				break // still blocked: the requests after it wait (blocking.go)
+			}
+			c.noteReply(before)
 		}
 		args, ok, err := c.rd.Next(!c.authed)
 		if err != nil {
@@ -237,7 +256,10 @@ func (c *client) process() bool {
 			if c.authed {
 				c.prefetchAhead()
 			}
+			before := c.w.Len()
 			s.handle(c, args)
+			c.noteReply(before)
+			ran = true
 		}
 		if c.w.Len() >= maxPendingReply {
 			c.releaseScriptLock()
@@ -250,6 +272,9 @@ func (c *client) process() bool {
 		c.seen.qbuf = q
 		c.qbuf.Store(q)
 	}
+	if c.rd.Size() > 4*resp.InitialReadBuf {
+		c.rd.Shrink() // a large request is done: do not keep its buffer while idle
+	}
 	if r := int64(c.rd.Size()); r != c.seen.rbs {
 		c.seen.rbs = r
 		c.rbs.Store(r)
@@ -261,6 +286,10 @@ func (c *client) process() bool {
 	if !c.syncLog() || !c.flush() || c.quit {
 		return false
 	}
+	if !ran {
+		c.touch(s.clock.Now()) // input read, but no command yet: not idle (idle.go)
+	}
+	c.noteBuffers()
 	if c.blocked != nil {
 		c.armBlocked()
 	}
@@ -392,12 +421,29 @@ func (c *client) waitFor(pos int64) {
 	}
 }
 
+// noteReply follows a command whose reply (if any) was appended to c.w
+// from offset before: it keeps logFrom and logReplies (see client).
+func (c *client) noteReply(before int) {
+	if c.logFrom < 0 {
+		if c.logUpto <= c.logDone {
+			return
+		}
+		c.logFrom = before
+	}
+	if c.w.Len() > before {
+		c.logReplies++
+	}
+}
+
 // syncLog waits until the log holds what the pending replies depend on:
 // everything their commands wrote and everything they read. If the log
-// cannot be written, the replies are not sent: the connection closes, so no
-// client is told of a write that was not logged. On a cluster node,
-// syncRepl waits instead. While a shutdown writes its final snapshot, the
-// replies wait for its outcome first (shutdown.go).
+// cannot be written, no client is told of a write that was not logged, nor
+// shown data that was not: the replies from the first that depends on the
+// unwritten log on are replaced by as many MISCONF errors (misconfReplies),
+// writes are refused from then on (dispatch.go), and the connection goes
+// on. On a cluster node, syncRepl waits instead. While a shutdown writes
+// its final snapshot, the replies wait for its outcome first
+// (shutdown.go). false only if the connection is to end.
 func (c *client) syncLog() bool {
 	if h := c.s.persist.hold.Load(); h != nil && !h.wait() {
 		return false // the server closed after its final snapshot (shutdown.go)
@@ -415,28 +461,43 @@ func (c *client) syncLog() bool {
 	if err := c.s.dur.Wait(c.logUpto); err != nil {
 		msg := err.Error()
 		c.s.persist.aofWriteErr.Store(&msg)
-		c.s.log.Error("append-only log write failed; closing client", "client", c.addr, "err", err)
-		return false
+		c.s.log.Error("append-only log write failed; writes are refused until it can be written",
+			"client", c.addr, "err", err)
+		c.misconfReplies(msg)
+		return true
 	}
 	c.logDone = c.logUpto
 	return true
+}
+
+// misconfReplies replaces the pending replies that depend on the log
+// (from logFrom on) by one MISCONF error each. They then depend on nothing.
+func (c *client) misconfReplies(msg string) {
+	from := min(max(c.logFrom, 0), c.w.Len())
+	c.w.Truncate(from)
+	for range c.logReplies {
+		c.w.Error("MISCONF Errors writing to the AOF file: " + msg)
+	}
+	c.s.stats.errorReplies.Add(int64(c.logReplies))
+	c.logFrom, c.logReplies = -1, 0
+	c.logUpto = c.logDone
 }
 
 // flush writes pending replies, then the output other connections queued
 // for this one (outq.go); false means the connection is gone.
 func (c *client) flush() bool {
 	if c.w.Len() > 0 {
-		var err error
-		if c.fd >= 0 {
-			err = c.writeRaw(c.w.Bytes())
-		} else {
-			_, err = c.conn.Write(c.w.Bytes())
+		c.noteBuffers() // a large reply counts while it waits to be written
+		ok := c.writeLimited(c.w.Bytes(), c.replyClass())
+		if c.w.Len() >= maxPendingReply {
+			c.touch(c.s.clock.Now()) // a long write is not idleness (idle.go)
 		}
 		c.w.Reset(4 * maxPendingReply) // do not keep a huge reply buffer around
-		if err != nil {
+		if !ok {
 			return false
 		}
 	}
+	c.logFrom, c.logReplies = -1, 0
 	if c.out.has.Load() {
 		return c.flushOut()
 	}

@@ -240,6 +240,8 @@ func infoStats(s *Server, b *strings.Builder, _ int64) {
 	field(b, "evicted_keys", s.evictedKeys())
 	field(b, "unknown_commands", s.stats.unknown.Load())
 	field(b, "total_error_replies", s.stats.errorReplies.Load())
+	field(b, "client_query_buffer_limit_disconnections", s.stats.queryLimitDisconns.Load())
+	field(b, "client_output_buffer_limit_disconnections", s.stats.outputLimitDisconns.Load())
 }
 
 // infoReplication is the cluster's fields, verbatim and in its order, on

@@ -182,10 +182,7 @@ func memoryStats(x *Ctx) {
 	peak := s.mem.notePeak(used)
 	dataset := s.datasetBytes()
 	rss := int64(residentBytes())
-	keys := int64(0)
-	for _, db := range s.dbs {
-		keys += db.Len()
-	}
+	keys := s.keyCount()
 	perKey := int64(0)
 	if keys > 0 {
 		perKey = dataset / keys

@@ -141,6 +141,14 @@ func configSet(x *Ctx) {
 		}
 	}
 	for _, p := range rows {
+		if p.check != nil {
+			if err := p.check(x.s, &scratch); err != nil {
+				fail(p.Name, err)
+				return
+			}
+		}
+	}
+	for _, p := range rows {
 		p.set(x.s, &scratch)
 	}
 	x.w.OK()

@@ -40,6 +40,10 @@ type ConfigParam struct {
 	// set makes the value parse stored in c effective on the running
 	// server, atomically. nil: the parameter cannot change at run time.
 	set func(s *Server, c *Config)
+	// check, if set, vets the value parse stored in c against the running
+	// server before CONFIG SET applies any value (maxclients against the
+	// open files limit); its error refuses the whole CONFIG SET.
+	check func(s *Server, c *Config) error
 }
 
 // configTable is every parameter, in the order CONFIG GET lists them.
@@ -55,7 +59,13 @@ var configTable = []*ConfigParam{
 	row("maxclients", "maximum simultaneous clients",
 		func(c *Config) *int { return &c.MaxClients }, integer[int](1, math.MaxUint32)).
 		mutable(func(s *Server) string { return strconv.FormatInt(s.maxClients.Load(), 10) },
-			func(s *Server, c *Config) { s.maxClients.Store(int64(c.MaxClients)) }),
+			func(s *Server, c *Config) { s.maxClients.Store(int64(c.MaxClients)) }).
+		checked(func(s *Server, c *Config) error { return s.checkMaxClients(c.MaxClients) }),
+	row("timeout", "seconds a client may stay idle before it is closed (0: for ever)",
+		func(c *Config) *int { return &c.Timeout }, integer[int](0, math.MaxInt32)).
+		mutable(func(s *Server) string { return strconv.FormatInt(s.idleTimeout.Load(), 10) },
+			func(s *Server, c *Config) { s.idleTimeout.Store(int64(c.Timeout)) }),
+	outputLimitsRow(),
 	row("turnstile-shards", "shards per database (rounded up to a power of two)",
 		func(c *Config) *int { return &c.Shards }, integer[int](1, shards.MaxShards)).
 		flag("shards").
@@ -228,6 +238,12 @@ func (p *ConfigParam) effective(get func(*Server) string) *ConfigParam { p.get =
 // get reads.
 func (p *ConfigParam) mutable(get func(*Server) string, set func(*Server, *Config)) *ConfigParam {
 	p.get, p.set = get, set
+	return p
+}
+
+// checked sets the row's check (see ConfigParam.check).
+func (p *ConfigParam) checked(check func(*Server, *Config) error) *ConfigParam {
+	p.check = check
 	return p
 }
 

@@ -67,6 +67,20 @@ var configCases = map[string]struct {
 		bad: [][2]string{{"65536", "between 0 and 65535"}, {"-1", "between 0 and 65535"}, {"x", "couldn't be parsed into an integer"}, {"6kb", "integer"}}},
 	"maxclients": {good: [][2]string{{"1", "1"}, {"4294967295", "4294967295"}},
 		bad: [][2]string{{"0", "between 1 and 4294967295 inclusive"}, {"abc", "couldn't be parsed into an integer"}, {"", "integer"}}},
+	"timeout": {good: [][2]string{{"0", "0"}, {"300", "300"}, {"2147483647", "2147483647"}},
+		bad: [][2]string{{"-1", "between 0 and 2147483647 inclusive"}, {"2147483648", "between 0 and 2147483647 inclusive"}, {"1s", "couldn't be parsed into an integer"}}},
+	"client-output-buffer-limit": {good: [][2]string{
+		{"normal 1mb 512kb 10", "normal 1048576 524288 10 slave 268435456 67108864 60 pubsub 33554432 8388608 60"},
+		{"NORMAL 5 6 7 pubsub 1k 2k 3", "normal 5 6 7 slave 268435456 67108864 60 pubsub 1000 2000 3"},
+		{"replica 1 2 3", "normal 0 0 0 slave 1 2 3 pubsub 33554432 8388608 60"},
+		{"slave 0 0 0", "normal 0 0 0 slave 0 0 0 pubsub 33554432 8388608 60"},
+		{"", "normal 0 0 0 slave 268435456 67108864 60 pubsub 33554432 8388608 60"}},
+		bad: [][2]string{{"normal 1 2", "Wrong number of arguments in buffer limit configuration."},
+			{"bogus 1 2 3", "Invalid client class specified in buffer limit configuration."},
+			{"master 1 2 3", "Invalid client class"},
+			{"normal 1 2 -1", "Error in hard, soft or soft_seconds setting in buffer limit configuration."},
+			{"normal 1x 2 3", "Error in hard, soft"}, {"normal 1 2 3 pubsub 1 2", "Wrong number"},
+			{"normal 1 2 3 pubsub -1 2 3", "Error in hard, soft"}}},
 	"turnstile-shards": {good: [][2]string{{"8", "8"}, {"1", "1"}, {"64", "64"}},
 		bad: [][2]string{{"0", "between 1 and 65536"}, {"65537", "between 1 and 65536"}}},
 	"databases": {good: [][2]string{{"1", "1"}, {"1024", "1024"}},
@@ -180,7 +194,7 @@ func TestConfigTableShape(t *testing.T) {
 			t.Errorf("%s: not found by its flag %q", p.Name, p.Flag)
 		}
 	}
-	if want := "[requirepass maxclients maxmemory maxmemory-policy maxmemory-samples lfu-log-factor lfu-decay-time stop-writes-on-bgsave-error busy-reply-threshold lua-time-limit turnstile-native-scripts]"; fmt.Sprint(mutable) != want {
+	if want := "[requirepass maxclients timeout client-output-buffer-limit maxmemory maxmemory-policy maxmemory-samples lfu-log-factor lfu-decay-time stop-writes-on-bgsave-error busy-reply-threshold lua-time-limit turnstile-native-scripts]"; fmt.Sprint(mutable) != want {
 		t.Errorf("mutable rows %v, want %s", mutable, want)
 	}
 	if p := LookupConfigParam("SHARDS"); p == nil || p.Name != "turnstile-shards" {

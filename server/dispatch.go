@@ -95,6 +95,7 @@ func (s *Server) handle(c *client, args [][]byte) {
 	}
 	if errText != "" {
 		s.stats.reject(cmd)
+		c.touch(s.clock.Now())
 		if c.multi != nil {
 			if cmd != nil && cmd.Name == "exec" {
 				c.setMulti(nil)

@@ -129,11 +129,37 @@ func TestMemReleaser(t *testing.T) {
 		{100 * mb, false}, // FLUSHALL of a big keyspace
 		{0, true},
 	} {
-		if got := m.tick(c.dataset); got != c.want {
+		if got := m.tick(c.dataset, 0); got != c.want {
 			t.Fatalf("tick(%d MiB) = %v, want %v", c.dataset/mb, got, c.want)
 		}
 	}
 	if released != 5 {
 		t.Fatalf("released %d times, want 5", released)
+	}
+
+	// Large client buffers given back (a running total): a release per
+	// releaseMinClientBytes freed since the last release.
+	released = 0
+	m = memReleaser{release: func() { released++ }}
+	for _, c := range []struct {
+		freed int64
+		want  bool
+	}{
+		{0, false},
+		{10 * mb, false},
+		{31 * mb, false},
+		{32 * mb, true},
+		{40 * mb, false},
+		{63 * mb, false},
+		{64 * mb, true},
+		{64 * mb, false},
+		{800 * mb, true},
+	} {
+		if got := m.tick(50*mb, c.freed); got != c.want {
+			t.Fatalf("tick(freed %d MiB) = %v, want %v", c.freed/mb, got, c.want)
+		}
+	}
+	if released != 3 {
+		t.Fatalf("released %d times, want 3", released)
 	}
 }

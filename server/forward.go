@@ -581,6 +581,7 @@ func (c *client) readUpstream(wait bool) error {
 			if c.peerGone() {
 				return errClientGone
 			}
+			c.touch(c.s.clock.Now()) // waiting on a blocking command is not idle (idle.go)
 			continue
 		case err == nil:
 			err = io.ErrNoProgress

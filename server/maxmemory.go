@@ -290,6 +290,15 @@ func (s *Server) datasetBytes() int64 {
 	return n
 }
 
+// keyCount is the number of keys over every database (MEMORY STATS).
+func (s *Server) keyCount() int64 {
+	var n int64
+	for _, db := range s.dbs {
+		n += db.Len()
+	}
+	return n
+}
+
 // usedMemory is the figure maxmemory is compared with (used_memory).
 func (s *Server) usedMemory() int64 {
 	return s.mem.startup + s.mem.overhead.Load() + s.datasetBytes() + s.clientBufferBytes()
@@ -382,6 +391,3 @@ func (s *Server) scriptOOM(cmd *Command, written bool) string {
 	}
 	return ""
 }
-
-// clientBufferBytes is a placeholder until client buffers are counted.
-func (s *Server) clientBufferBytes() int64 { return 0 }

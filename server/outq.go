@@ -30,26 +30,46 @@ import (
 // every message of the channel. UNSUBSCRIBE moves the queue into its reply
 // stream before answering, so the channel's queued messages come first.
 //
-// The queue is bounded: a connection whose undelivered output from other
-// connections (queued, plus taken and still being written) would exceed
-// pushLimit is disconnected and its queue dropped, as Redis does with its
-// client-output-buffer-limit for pubsub clients (default: 32mb hard). A
-// slow subscriber therefore costs at most pushLimit of memory, and a
-// publisher never waits for it.
-
-// pushLimit is the default bound on a connection's undelivered output from
-// other connections (Config.pushLimit overrides it in tests).
-const pushLimit = 32 << 20
+// The queue is bounded by client-output-buffer-limit's pubsub class
+// (outlimit.go; default 32mb hard, 8mb for 60 s soft), as Redis bounds a
+// subscriber's output: a connection whose undelivered output from other
+// connections (queued, plus taken and still being written) would reach the
+// hard limit, or stays at or above the soft limit for longer than its
+// seconds, is disconnected and its queue dropped. A slow subscriber
+// therefore costs at most the hard limit of memory, and a publisher never
+// waits for it. The queue's bytes count in the server's client buffer
+// memory (clientmem.go).
 
 // outQueue is one connection's output from other connections.
 type outQueue struct {
-	mu      sync.Mutex
-	buf     []byte // frames not yet taken by the connection
-	spare   []byte // a written buffer kept for reuse
-	pending int    // len(buf) plus bytes taken and not yet written
-	wake    bool   // a wake-up (expired read deadline) is armed and not yet consumed
-	closed  bool   // the connection ended or overflowed: frames are dropped
-	has     atomic.Bool
+	mu       sync.Mutex
+	buf      []byte    // frames not yet taken by the connection
+	spare    []byte    // a written buffer kept for reuse
+	pending  int       // len(buf) plus bytes taken and not yet written
+	softFrom time.Time // since when pending is at or above the soft limit (zero: it is not)
+	wake     bool      // a wake-up (expired read deadline) is armed and not yet consumed
+	closed   bool      // the connection ended or overflowed: frames are dropped
+	has      atomic.Bool
+
+	mem *clientMem // where pending is accounted, under the client's id
+	id  int64
+}
+
+// addPending changes pending by n and the server's account with it. mu is
+// held.
+func (q *outQueue) addPending(n int) {
+	q.pending += n
+	q.mem.add(q.id, int64(n))
+}
+
+// dropBuf drops the frames not yet taken. mu is held.
+func (q *outQueue) dropBuf() {
+	if len(q.buf) > 4*maxPendingReply {
+		q.mem.addFreed(q.id, int64(len(q.buf)))
+	}
+	q.addPending(-len(q.buf))
+	q.buf, q.spare = nil, nil
+	q.has.Store(false)
 }
 
 // push queues frame b for c's connection. from is the connection running
@@ -62,22 +82,16 @@ func (c *client) push(from *client, b []byte) {
 		q.mu.Unlock()
 		return
 	}
-	limit := c.s.cfg.pushLimit
-	if limit <= 0 {
-		limit = pushLimit
-	}
-	if q.pending+len(b) > limit {
+	if n := q.pending + len(b); c.s.outputLimit(classPubSub).exceeds(int64(n), &q.softFrom) {
 		q.closed = true
-		q.buf, q.spare = nil, nil
-		q.has.Store(false)
+		q.dropBuf()
 		q.mu.Unlock()
-		c.s.log.Warn("closing client: undelivered pub/sub and invalidation output over the limit",
-			"client", c.addr, "limit", limit)
+		c.overOutputLimit(classPubSub, int64(n), "undelivered pub/sub and invalidation output")
 		c.kill()
 		return
 	}
 	q.buf = append(q.buf, b...)
-	q.pending += len(b)
+	q.addPending(len(b))
 	q.has.Store(true)
 	wake := c != from && !q.wake
 	if wake {
@@ -104,20 +118,21 @@ func (q *outQueue) take() []byte {
 // done accounts for n taken bytes written, keeping a small buffer.
 func (q *outQueue) done(b []byte) {
 	q.mu.Lock()
-	q.pending -= len(b)
+	q.addPending(-len(b))
 	if !q.closed && q.spare == nil && cap(b) <= 4*maxPendingReply {
 		q.spare = b[:0]
+	} else if len(b) > 4*maxPendingReply {
+		q.mem.addFreed(q.id, int64(len(b)))
 	}
 	q.mu.Unlock()
 }
 
-// close drops the queue: the connection is ending.
+// close drops the queue: the connection is ending. Bytes taken and not
+// yet written are accounted by their done.
 func (q *outQueue) close() {
 	q.mu.Lock()
 	q.closed = true
-	q.buf, q.spare = nil, nil
-	q.pending = 0
-	q.has.Store(false)
+	q.dropBuf()
 	q.mu.Unlock()
 }
 
@@ -128,14 +143,9 @@ func (c *client) flushOut() bool {
 	if len(b) == 0 {
 		return true
 	}
-	var err error
-	if c.fd >= 0 {
-		err = c.writeRaw(b)
-	} else {
-		_, err = c.conn.Write(b)
-	}
+	ok := c.writeLimited(b, classPubSub)
 	c.out.done(b)
-	return err == nil
+	return ok
 }
 
 // takeOut moves the queued frames into the reply stream (c.w), after the

@@ -98,7 +98,7 @@ func TestPubsubDeliveryWakesIdleSubscriber(t *testing.T) {
 // output would pass the limit (Redis's pubsub client-output-buffer-limit).
 func TestPubsubSlowSubscriberDisconnected(t *testing.T) {
 	eachConnLoop(t, func(t *testing.T, loop func(*Config)) {
-		s, addr, _ := newTestServer(t, loop, func(c *Config) { c.pushLimit = 1 << 20 })
+		s, addr, _ := newTestServer(t, loop, func(c *Config) { c.OutputLimits.Class[classPubSub].Hard = 1 << 20 })
 		slow, err := net.Dial("tcp", addr)
 		if err != nil {
 			t.Fatal(err)

@@ -32,14 +32,17 @@ type Config struct {
 	Port        int         // TCP port (redis "port"); 0 picks a free port
 	RequirePass string      // password for the default user; "" disables AUTH
 	MaxClients  int         // most simultaneous connections (redis "maxclients")
+	Timeout     int         // seconds a client may stay idle before it is closed (redis "timeout"); 0: for ever
 	Shards      int         // shards per database (power of two)
 	Databases   int         // number of databases (SELECT 0..n-1)
 	Hz          int         // background task frequency (active expiry), per second
 	Limits      resp.Limits // request size bounds
-	Persist     PersistConfig
-	LogLevel    string // redis "loglevel": debug, verbose, notice, warning (the binary's logger; see SlogLevel)
-	Clock       clock.Clock
-	Logger      *slog.Logger
+	// OutputLimits is client-output-buffer-limit (outlimit.go).
+	OutputLimits OutputBufferLimits
+	Persist      PersistConfig
+	LogLevel     string // redis "loglevel": debug, verbose, notice, warning (the binary's logger; see SlogLevel)
+	Clock        clock.Clock
+	Logger       *slog.Logger
 
 	// Transactions: most keys one connection may WATCH, and most commands
 	// and argument bytes one MULTI may queue.
@@ -79,8 +82,8 @@ type Config struct {
 	Replication Replication
 
 	extraCommands   []*Command // test-only rows appended to the table
+	fdLimiter       fdLimiter  // test-only: replaces the process's open files limit
 	maxKeysPerShard int        // test-only: lower shard capacity (0: the natural limit)
-	pushLimit       int        // test-only: bound of a connection's outbound queue (0: pushLimit)
 
 	// portableConnLoop (test-only) serves sockets with the portable loop,
 	// serveStream, instead of the raw socket loop, so that tests on Linux
@@ -91,15 +94,16 @@ type Config struct {
 // DefaultConfig returns the settings used when nothing is configured.
 func DefaultConfig() Config {
 	return Config{
-		Bind:       "127.0.0.1",
-		Port:       6379,
-		MaxClients: 10000,
-		Shards:     DefaultShards(),
-		Databases:  16,
-		Hz:         10,
-		Limits:     resp.DefaultLimits,
-		Persist:    DefaultPersistConfig(),
-		LogLevel:   "notice",
+		Bind:         "127.0.0.1",
+		Port:         6379,
+		MaxClients:   10000,
+		Shards:       DefaultShards(),
+		Databases:    16,
+		Hz:           10,
+		Limits:       resp.DefaultLimits,
+		OutputLimits: DefaultOutputBufferLimits(),
+		Persist:      DefaultPersistConfig(),
+		LogLevel:     "notice",
 
 		MaxWatchedKeys:    100_000,
 		MaxQueuedCommands: 100_000,
@@ -125,6 +129,8 @@ func (c *Config) Validate() error {
 		return fmt.Errorf("port %d out of range", c.Port)
 	case c.MaxClients < 1:
 		return fmt.Errorf("maxclients must be at least 1, got %d", c.MaxClients)
+	case c.Timeout < 0:
+		return fmt.Errorf("timeout must not be negative, got %d", c.Timeout)
 	case c.Shards < 1 || c.Shards > shards.MaxShards:
 		return fmt.Errorf("shards must be in 1..%d, got %d", shards.MaxShards, c.Shards)
 	case c.Databases < 1 || c.Databases > 1024:
@@ -153,6 +159,11 @@ type Server struct {
 
 	requirePass atomic.Pointer[string]
 	maxClients  atomic.Int64
+	fdMu        sync.Mutex                         // serializes fitting the open files limit (fdlimit.go)
+	fdLimiter   fdLimiter                          // the process's open files limit; nil: none
+	idleTimeout atomic.Int64                       // seconds; 0: clients may stay idle (idle.go)
+	outLimits   atomic.Pointer[OutputBufferLimits] // client-output-buffer-limit (outlimit.go)
+	clientMem   clientMem                          // client buffer bytes (clientmem.go)
 
 	mu      sync.Mutex // guards ln, clients, closed
 	ln      net.Listener
@@ -219,6 +230,13 @@ func New(cfg Config) (*Server, error) {
 	s.persist.lastSaveSecs.Store(-1)
 	s.persist.stopWrites.Store(cfg.Persist.StopWritesOnBgsaveError)
 	s.maxClients.Store(int64(cfg.MaxClients))
+	s.idleTimeout.Store(int64(cfg.Timeout))
+	outLimits := cfg.OutputLimits
+	s.outLimits.Store(&outLimits)
+	s.fdLimiter = cfg.fdLimiter
+	if s.fdLimiter == nil {
+		s.fdLimiter = processFDLimiter()
+	}
 	s.dbs = make([]*shards.Map, cfg.Databases)
 	for i := range s.dbs {
 		s.dbs[i] = shards.NewWithLimit(cfg.Shards, cfg.maxKeysPerShard)
@@ -261,6 +279,11 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	s.ln = ln
 	s.mu.Unlock()
 	s.log.Info("listening; loading the dataset", "addr", ln.Addr().String())
+	if err := s.fitMaxClients(); err != nil {
+		s.loadErr.Store(&err) // finish reports it and writes no snapshot
+		s.Close()
+		return s.finish()
+	}
 
 	// Load in the background while accepting: clients get LOADING until
 	// the dataset is in memory. A damaged file stops the server.
@@ -290,23 +313,26 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		}
 		s.Close()
 	}()
-	var tempDelay time.Duration
+	var retry acceptRetry // accept.go: every error but a closed listener passes
 	for {
 		nc, err := ln.Accept()
 		if err != nil {
 			if s.isClosed() {
 				return s.finish()
 			}
-			var ne net.Error
-			if errors.As(err, &ne) && ne.Timeout() {
-				tempDelay = min(max(2*tempDelay, 5*time.Millisecond), time.Second)
-				time.Sleep(tempDelay)
-				continue
+			if errors.Is(err, net.ErrClosed) {
+				s.Close()
+				return errors.Join(fmt.Errorf("accept: %w", err), s.finish())
 			}
-			s.Close()
-			return errors.Join(fmt.Errorf("accept: %w", err), s.finish())
+			t := time.NewTimer(retry.failed(s.log, err, time.Now()))
+			select {
+			case <-t.C:
+			case <-s.stop:
+				t.Stop()
+			}
+			continue
 		}
-		tempDelay = 0
+		retry.ok()
 		s.accept(nc)
 	}
 }
@@ -381,9 +407,10 @@ func (s *Server) goFunc(f func()) {
 	}()
 }
 
-// backgroundLoop runs the persistence checks, the memory release check and
-// the saving of the clock's state once a second (the clock's state once
-// more when the server stops). Active expiry has its own loop (expire.go).
+// backgroundLoop runs the persistence checks, the idle client timeout, the
+// memory release check and the saving of the clock's state once a second
+// (the clock's state once more when the server stops). Active expiry has
+// its own loop (expire.go).
 func (s *Server) backgroundLoop() {
 	t := time.NewTicker(time.Second)
 	defer t.Stop()
@@ -395,8 +422,10 @@ func (s *Server) backgroundLoop() {
 			return
 		case <-t.C:
 			s.saveClock()
-			s.persistTick(s.clock.Now())
-			rel.tick(s.datasetBytes())
+			now := s.clock.Now()
+			s.persistTick(now)
+			s.closeIdleClients(now)
+			rel.tick(s.datasetBytes(), s.clientBytesFreed())
 			s.tuneGoLimit()
 		}
 	}

@@ -11,10 +11,14 @@ const timingSample = 16
 type stats struct {
 	totalConns    atomic.Int64
 	rejectedConns atomic.Int64
-	unknown       atomic.Int64 // unknown commands (Redis counts them in errorstats)
-	errorReplies  atomic.Int64 // error replies sent: rejected and failed calls, and unknown commands
-	expiredBase   atomic.Int64 // expired keys counted by shards at the last reset
-	cmds          []cmdStat    // indexed by Command.ID()
+	// clients closed for client-output-buffer-limit and for
+	// client-query-buffer-limit (Redis 7.4's INFO stats fields)
+	outputLimitDisconns atomic.Int64
+	queryLimitDisconns  atomic.Int64
+	unknown             atomic.Int64 // unknown commands (Redis counts them in errorstats)
+	errorReplies        atomic.Int64 // error replies sent: rejected and failed calls, and unknown commands
+	expiredBase         atomic.Int64 // expired keys counted by shards at the last reset
+	cmds                []cmdStat    // indexed by Command.ID()
 }
 
 // cmdStat counts one command (subcommands have their own). As Redis 7:
@@ -79,6 +83,8 @@ func (s *Server) resetStats() {
 	st.expiredBase.Add(s.expiredKeys())
 	st.totalConns.Store(0)
 	st.rejectedConns.Store(0)
+	st.outputLimitDisconns.Store(0)
+	st.queryLimitDisconns.Store(0)
 	st.unknown.Store(0)
 	st.errorReplies.Store(0)
 	for i := range st.cmds {
