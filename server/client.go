@@ -476,7 +476,7 @@ func (c *client) misconfReplies(msg string) {
 	from := min(max(c.logFrom, 0), c.w.Len())
 	c.w.Truncate(from)
 	for range c.logReplies {
-		c.w.Error("MISCONF Errors writing to the AOF file: " + msg)
+		c.w.Error(aofMisconf(msg))
 	}
 	c.s.stats.errorReplies.Add(int64(c.logReplies))
 	c.logFrom, c.logReplies = -1, 0

@@ -88,7 +88,7 @@ var configTable = []*ConfigParam{
 			func(s *Server, c *Config) {
 				s.setMemoryConfig(func(m *Config) { m.MaxMemoryPolicy = c.MaxMemoryPolicy })
 			}),
-	row("maxmemory-samples", "keys sampled to choose each eviction's victim",
+	row("maxmemory-samples", "keys sampled to choose each eviction's victim (at most 64 are used)",
 		func(c *Config) *int { return &c.MaxMemorySamples }, integer[int](1, math.MaxInt32)).
 		mutable(func(s *Server) string { return strconv.Itoa(int(s.mem.samples.Load())) },
 			func(s *Server, c *Config) {

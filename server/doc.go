@@ -9,7 +9,8 @@
 //	connection loop (client.go) -> resp.Reader -> command table lookup
 //	-> on a cluster node that is not the leader, a keyspace command is
 //	   forwarded (forward.go) and its reply relayed, in request order
-//	-> checks (arity, subcommand, auth, loading, MISCONF, MULTI queue)
+//	-> checks (arity, subcommand, auth, loading, busy script, memory limit
+//	   with eviction (maxmemory.go), MISCONF, MULTI queue)
 //	-> execution: now, shard locks -> handler (Ctx) -> effects
 //	-> end: append effects to Durability, stamp shard marks, fold read
 //	   marks, unlock -> Durability.Wait (on a cluster node
@@ -69,7 +70,9 @@
 //     collections only by applying the op they log, through the same
 //     function replay uses (applyOp), so replay rebuilds memory exactly.
 //
-//  5. end (exec.go) is the only place where a unit's effects leave it, and
+//  5. end (exec.go) is the only place where a unit's effects leave it (an
+//     eviction, which is no unit's, appends its delete itself under the
+//     victim's shard lock: evict.go), and
 //     it does so in this order, while every lock is still held: Append to
 //     the Durability (so for each key the log order is the lock order, and
 //     an EXEC's effects are appended together), stamp the returned position
@@ -131,8 +134,13 @@
 //     into the engine's argument arena, which the next script reuses);
 //     SCRIPT LOAD, EXISTS and FLUSH take it alone.
 //   - Shard locks: only executions (exec.go), connection teardown
-//     (unwatchAll, one shard at a time, holding none) and background work
-//     (active expiry, dumps, ApplyEffect: one shard at a time) take them.
+//     (unwatchAll, one shard at a time, holding none), eviction before a
+//     command (evict.go: one shard at a time, holding none) and background
+//     work (active expiry, dumps, ApplyEffect: one shard at a time) take
+//     them.
+//   - The memory settings' mutex (memLimit.mu, maxmemory.go) is taken by
+//     CONFIG GET/SET of those settings, possibly inside an EXEC that holds
+//     shards; nothing waits for a shard while holding it.
 //   - Durability.Wait (and so the log's Sync) is never called while a
 //     shard lock is held: a log rewrite holds up the log's writer while it
 //     freezes the keyspace under every shard lock (freeze, persist.go), so

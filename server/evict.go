@@ -28,6 +28,11 @@ import (
 // freed: Redis's EVICT_RUNNING) and the next commands go on.
 const evictBudget = time.Millisecond
 
+// maxEvictSamples bounds the keys one eviction samples: maxmemory-samples
+// takes what Redis takes (up to 2^31-1), but each sample is a cache miss
+// under a shard lock, and past a few dozen they choose no better victim.
+const maxEvictSamples = 64
+
 // barrenPause is how long, after a full round over the shards found
 // nothing to evict, commands skip eviction (and those that grow memory
 // get the OOM error at once) instead of each walking every shard again.
@@ -41,7 +46,7 @@ func (s *Server) evict(maxmem int64, p *evictionPolicy, deadline time.Time) bool
 	if time.Now().UnixNano() < s.mem.barren.Load() {
 		return false
 	}
-	pol := shards.Policy{Kind: p.kind, Volatile: p.volatile, Samples: int(s.mem.samples.Load())}
+	pol := shards.Policy{Kind: p.kind, Volatile: p.volatile, Samples: min(int(s.mem.samples.Load()), maxEvictSamples)}
 	now := s.clock.Now()
 	var buf [16]int
 	dbs := s.evictableDBs(p.volatile, buf[:0])
@@ -111,11 +116,12 @@ func (s *Server) keyEvicted(db, i int, key []byte) {
 	}
 }
 
-// evictedKeys is the number of keys evicted over every database.
+// evictedKeys is the number of keys evicted over every database since the
+// last CONFIG RESETSTAT.
 func (s *Server) evictedKeys() int64 {
 	var n int64
 	for _, db := range s.dbs {
 		n += db.Evicted()
 	}
-	return n
+	return n - s.stats.evictedBase.Load()
 }

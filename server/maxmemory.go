@@ -1,6 +1,7 @@
 package server
 
 import (
+	"math"
 	"runtime/debug"
 	"runtime/metrics"
 	"strings"
@@ -19,8 +20,8 @@ import (
 // without their garbage, values outside the arena), the clients' buffers,
 // what the process held at start-up before any data (like Redis's
 // used_memory_startup: mostly the binary's resident code), and the growth
-// since then of the Go runtime's own memory (space lost to size classes,
-// metadata, stacks; read hz times a second). Every term is a counter, so
+// since then of the Go runtime's own memory (metadata, stacks; read hz
+// times a second). Every term is a counter, so
 // reading it costs a few atomic loads and a command can check it before
 // it runs. What it leaves out is garbage: the keyspace arenas' (at most an
 // eighth of them under a limit) and the Go heap's between collections,
@@ -154,11 +155,13 @@ func runtimeHeld() int64 {
 }
 
 // runtimeOverheadClasses are the Go runtime's memory that holds no object:
-// space lost inside spans to size classes, its own metadata, goroutine
-// stacks. They grow with the heap, so used memory counts their growth
-// since start-up (runtimeOverhead).
+// its own metadata and goroutine stacks. They grow with the heap and the
+// connections, so used memory counts their growth since start-up
+// (runtimeOverhead). Free space inside the heap's spans (heap/unused) is
+// left out: it is mostly the garbage of the last collection, and counting
+// it made eviction follow the collector's cycles (a 2 MB limit lost every
+// key to a few MB of freed space); the Go limit bounds it instead.
 var runtimeOverheadClasses = []string{
-	"/memory/classes/heap/unused:bytes",
 	"/memory/classes/heap/stacks:bytes",
 	"/memory/classes/os-stacks:bytes",
 	"/memory/classes/metadata/other:bytes",
@@ -240,15 +243,15 @@ const goLimitPercent = 108
 func (s *Server) tuneGoLimit() {
 	s.mem.notePeak(s.usedMemory())
 	maxmem := s.mem.max.Load()
-	if maxmem == 0 {
-		s.releaseGoLimit()
+	if maxmem == 0 || maxmem > math.MaxInt64/goLimitPercent {
+		s.releaseGoLimit() // no limit, or one no process could reach
 		return
 	}
 	var mapped int64
 	for _, db := range s.dbs {
 		mapped += db.MappedBytes()
 	}
-	rss := maxmem / 100 * goLimitPercent
+	rss := maxmem * goLimitPercent / 100
 	limit := min(max(rss-s.mem.outsideGo-mapped, 16<<20)+s.cfg.GoBallast, s.mem.baseGoLimit)
 	if old := s.mem.goLimit.Load(); old == 0 || abs(limit-old) > 1<<20 {
 		s.mem.goLimit.Store(limit)
@@ -317,31 +320,28 @@ func growsMemory(cmd *Command, c *client) bool {
 	switch {
 	case cmd.Has(command.DenyOOM):
 		return true
-	case c.multi == nil:
-		return false
-	case !cmd.Has(command.NoQueue):
+	case c.multi != nil && !cmd.Has(command.NoQueue):
 		return true
-	case cmd.Name == "exec":
-		for _, q := range c.multi.cmds {
-			if q.cmd.Has(command.DenyOOM) {
-				return true
-			}
-		}
 	}
-	return false
+	return c.execQueued(cmd, command.DenyOOM)
 }
 
 // mayAddKeys reports whether cmd may create keys (an EXEC: one it queued)
 // or is a script, which may do anything.
 func mayAddKeys(cmd *Command, c *client) bool {
-	if cmd.Flags&(command.AddsKeys|command.Scripting) != 0 {
-		return true
+	return cmd.Flags&(command.AddsKeys|command.Scripting) != 0 ||
+		c.execQueued(cmd, command.AddsKeys) || c.execQueued(cmd, command.Scripting)
+}
+
+// execQueued reports whether cmd is an EXEC and the transaction it runs
+// queued a command with flag f.
+func (c *client) execQueued(cmd *Command, f command.Flag) bool {
+	if cmd.Name != "exec" || c.multi == nil {
+		return false
 	}
-	if cmd.Name == "exec" && c.multi != nil {
-		for _, q := range c.multi.cmds {
-			if q.cmd.Flags&(command.AddsKeys|command.Scripting) != 0 {
-				return true
-			}
+	for _, q := range c.multi.cmds {
+		if q.cmd.Has(f) {
+			return true
 		}
 	}
 	return false

@@ -197,9 +197,11 @@ func (l OutputBufferLimit) exceeds(n int64, since *time.Time) bool {
 }
 
 // softDeadline is when output that reached the soft limit at since breaks
-// it, if it stays there.
+// it, if it stays there. Soft-seconds 0 gets a second: Redis never closes a
+// client the moment it first reaches the soft limit, only at a later check
+// that finds it still there, and one blocking write is a single check.
 func (l OutputBufferLimit) softDeadline(since time.Time) time.Time {
-	return since.Add(time.Duration(l.SoftSeconds) * time.Second)
+	return since.Add(max(time.Duration(l.SoftSeconds)*time.Second, time.Second))
 }
 
 // replyClass is the class whose limits apply to the client's own replies.

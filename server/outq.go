@@ -119,6 +119,9 @@ func (q *outQueue) take() []byte {
 func (q *outQueue) done(b []byte) {
 	q.mu.Lock()
 	q.addPending(-len(b))
+	if q.pending == 0 {
+		q.softFrom = time.Time{} // all written: a later episode is timed afresh
+	}
 	if !q.closed && q.spare == nil && cap(b) <= 4*maxPendingReply {
 		q.spare = b[:0]
 	} else if len(b) > 4*maxPendingReply {

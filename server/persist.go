@@ -63,22 +63,31 @@ const bgsaveRetryDelay = 5 * time.Second
 // background save failed while save rules exist and stop-writes-on-bgsave-
 // error is yes, or a write to the append-only log failed. Two atomic loads.
 func (s *Server) diskFailing() bool {
+	return s.persist.aofWriteErr.Load() != nil || s.bgsaveFailing()
+}
+
+// bgsaveFailing reports whether writes stop for a failed background save:
+// it failed, stop-writes-on-bgsave-error is yes and save rules exist.
+func (s *Server) bgsaveFailing() bool {
 	p := &s.persist
-	return p.aofWriteErr.Load() != nil || (!p.lastSaveOK.Load() && p.stopWrites.Load() && len(s.cfg.Persist.Save) > 0)
+	return !p.lastSaveOK.Load() && p.stopWrites.Load() && len(s.cfg.Persist.Save) > 0
 }
 
 // diskError is the MISCONF reply of a command refused while diskFailing:
 // the snapshot's failure first, as Redis checks it first.
 func (s *Server) diskError() string {
-	p := &s.persist
-	if !p.lastSaveOK.Load() && p.stopWrites.Load() && len(s.cfg.Persist.Save) > 0 {
+	if s.bgsaveFailing() {
 		return errBgsaveMisconf
 	}
-	if e := p.aofWriteErr.Load(); e != nil {
-		return "MISCONF Errors writing to the AOF file: " + *e
+	if e := s.persist.aofWriteErr.Load(); e != nil {
+		return aofMisconf(*e)
 	}
 	return ""
 }
+
+// aofMisconf is Redis's reply to a write while the append-only log cannot
+// be written, for the write error msg.
+func aofMisconf(msg string) string { return "MISCONF Errors writing to the AOF file: " + msg }
 
 // deniedOnDiskError reports whether cmd, run by c, is refused while
 // diskFailing: as in Redis, every command that writes, an EXEC whose
@@ -89,14 +98,9 @@ func deniedOnDiskError(c *client, cmd *Command) bool {
 		return true
 	case cmd.Name == "ping":
 		return true
-	case cmd.Name == "exec" && c.multi != nil:
-		for _, q := range c.multi.cmds {
-			if q.cmd.Has(command.Write) {
-				return true
-			}
-		}
+	default:
+		return c.execQueued(cmd, command.Write)
 	}
-	return false
 }
 
 func (s *Server) fs() persistence.FS {

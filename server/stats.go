@@ -18,6 +18,7 @@ type stats struct {
 	unknown             atomic.Int64 // unknown commands (Redis counts them in errorstats)
 	errorReplies        atomic.Int64 // error replies sent: rejected and failed calls, and unknown commands
 	expiredBase         atomic.Int64 // expired keys counted by shards at the last reset
+	evictedBase         atomic.Int64 // evicted keys counted by shards at the last reset
 	cmds                []cmdStat    // indexed by Command.ID()
 }
 
@@ -81,6 +82,8 @@ func (s *Server) expiredKeys() int64 {
 func (s *Server) resetStats() {
 	st := &s.stats
 	st.expiredBase.Add(s.expiredKeys())
+	st.evictedBase.Add(s.evictedKeys())
+	s.mem.peak.Store(s.usedMemory()) // as Redis: the peak starts again from now
 	st.totalConns.Store(0)
 	st.rejectedConns.Store(0)
 	st.outputLimitDisconns.Store(0)

@@ -7,7 +7,8 @@ import "math"
 //
 // While the Map tracks accesses, every table keeps one 16-bit stamp per
 // slot in a parallel array (table.access), allocated on the first touch
-// after tracking began and moved with its slot. A lookup that finds a key
+// after tracking began (every key then counts as accessed at that moment)
+// and moved with its slot. A lookup that finds a key
 // touches it; so does storing a new key. Find (replay) and iteration do
 // not. The meaning of a stamp depends on the mode, and a stamp written
 // under one mode is read, as it is, under the other (Redis does the same
@@ -64,10 +65,20 @@ func (m *Map) touch(s *shard, i int, fresh bool) {
 		return
 	}
 	t := &s.t
+	clock := m.lruClock.Load()
 	if t.access == nil {
+		// Keys stored before tracking began count as accessed now (LRU)
+		// or as new (LFU), not as idle since 1970 or never used.
 		t.access = make([]uint16, len(t.slots))
+		first := uint16(clock)
+		if mode == TrackLFU {
+			first = uint16(uint8(clock/60))<<8 | lfuInit
+		}
+		for j := range t.access {
+			t.access[j] = first
+		}
 	}
-	switch clock := m.lruClock.Load(); mode {
+	switch mode {
 	case TrackLRU:
 		t.access[i] = uint16(clock)
 	case TrackLFU:

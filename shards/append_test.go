@@ -59,8 +59,8 @@ func TestAppendBytesInPlace(t *testing.T) {
 	if copies > 20 {
 		t.Fatalf("the value was copied %d times in 2000 appends", copies)
 	}
-	if n := m.MemoryBytes(); n < int64(len(want)) {
-		t.Fatalf("MemoryBytes %d below the value's %d bytes", n, len(want))
+	if n := m.Bytes(); n < int64(len(want)) {
+		t.Fatalf("Bytes %d below the value's %d bytes", n, len(want))
 	}
 }
 

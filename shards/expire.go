@@ -148,20 +148,6 @@ func (s *shard) sampleExpireLocked(now int64, onExpire func(key []byte)) (sample
 	return sampled, expired
 }
 
-// MemoryBytes returns the bytes the keyspace's tables hold: slot arrays and
-// arenas by capacity, and records kept outside the arena. It is what active
-// expiry and deletions can give back. It locks one shard at a time and
-// requires that the caller holds none.
-func (m *Map) MemoryBytes() int64 {
-	var total int64
-	for i := range m.shards {
-		m.Lock(i)
-		total += m.shards[i].t.memoryBytes()
-		m.Unlock(i)
-	}
-	return total
-}
-
 // DropExpired removes every key whose expiry is at or before now and
 // returns how many it removed. It visits every slot of every shard, one
 // shard locked at a time, so it is for loading (after a replay, which

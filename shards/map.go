@@ -41,13 +41,14 @@ type Map struct {
 	expireNext  atomic.Uint64    // next shard the active expiry cycle visits
 	mapped      atomic.Int64     // bytes of slot arrays mapped outside the Go heap
 	bytes       atomic.Int64     // the shards' accounted bytes (memory.go)
+	tight       atomic.Bool      // SetTightArena; every table points at it
 
 	// Access tracking and eviction (access.go, evict.go).
 	tracking  atomic.Uint32 // a Tracking
 	lruClock  atomic.Uint32 // seconds, set by SetAccessClock
 	lfuFactor atomic.Uint32 // lfu-log-factor
 	lfuDecay  atomic.Uint32 // lfu-decay-time, minutes
-	evicted   atomic.Int64  // keys removed by Evict
+	evicted   atomic.Int64  // keys removed by EvictLocked
 }
 
 // shard is one stripe. Fields other than the atomics are guarded by mu.
@@ -100,6 +101,7 @@ func NewWithLimit(n int, maxKeysPerShard int) *Map {
 	for i := range m.shards {
 		s := &m.shards[i]
 		s.t.alloc = slotAlloc{mapped: &m.mapped, hint: &s.hint}
+		s.t.tight = &m.tight
 	}
 	return m
 }

@@ -684,9 +684,9 @@ func TestExpireShardsLiveKeysNotStale(t *testing.T) {
 	}
 }
 
-func TestMemoryBytes(t *testing.T) {
+func TestBytesGivenBackByExpiry(t *testing.T) {
 	m := New(4)
-	if b := m.MemoryBytes(); b != 0 {
+	if b := m.Bytes(); b != 0 {
 		t.Fatalf("empty map: %d bytes", b)
 	}
 	const now = 1000 * sec
@@ -694,13 +694,13 @@ func TestMemoryBytes(t *testing.T) {
 		put(m, fmt.Sprintf("key:%012d", i), IntEntry(now-1, now-1))
 	}
 	put(m, "big", BytesEntry(make([]byte, 5000), now-1))
-	if b := m.MemoryBytes(); b < 10000*(16+17) || b > 10000*200 {
+	if b := m.Bytes(); b < 10000*(16+17) || b > 10000*200 {
 		t.Fatalf("10^4 keys: %d bytes", b)
 	}
 	for m.Len() > 0 {
 		m.ExpireCycle(now, m.NumShards())
 	}
-	if b := m.MemoryBytes(); b != 0 {
+	if b := m.Bytes(); b != 0 {
 		t.Fatalf("after every key expired: %d bytes, want 0 (tables freed)", b)
 	}
 }

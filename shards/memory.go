@@ -9,7 +9,8 @@ package shards
 // once as memory given back: an eviction loop that waited for the arena's
 // compaction to see progress would evict far more keys than needed. The
 // arena's garbage is bounded instead, by compaction (at half of the arena,
-// or an eighth under SetTightArena).
+// three quarters during active expiry's sweep, or an eighth under
+// SetTightArena).
 //
 // A collection value changed in place is measured again by Touched, which
 // every in-place change calls. The Map keeps the sum over its shards in one
@@ -62,11 +63,6 @@ func (m *Map) Bytes() int64 { return m.bytes.Load() }
 // it is garbage rather than half (on), or restores the default (off). A
 // server under a memory limit turns it on: the garbage is memory held but
 // not accounted, and an eighth keeps it small at the cost of more copying.
-// It locks one shard at a time and requires that the caller holds none.
-func (m *Map) SetTightArena(on bool) {
-	for i := range m.shards {
-		m.Lock(i)
-		m.shards[i].t.tight = on
-		m.Unlock(i)
-	}
-}
+// It takes no lock (a shard sees the change at its next deletion), so it
+// may be called with shards held.
+func (m *Map) SetTightArena(on bool) { m.tight.Store(on) }

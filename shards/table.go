@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"math"
 	"slices"
+	"sync/atomic"
 )
 
 // table is one shard's storage, built to keep the cost per key small:
@@ -66,9 +67,10 @@ type table struct {
 	// access holds one access stamp per slot (access.go) while the Map
 	// tracks accesses, and is nil otherwise. A stamp moves with its slot.
 	access []uint16
-	// tight makes deletions compact the arena at an eighth of garbage
-	// (Map.SetTightArena).
-	tight bool
+	// tight, when set, makes deletions compact the arena at an eighth of
+	// garbage (Map.SetTightArena); it is the Map's flag (nil in frozen
+	// copies), read without the Map's help.
+	tight *atomic.Bool
 }
 
 // slot is 16 bytes. meta is 0 for an empty slot; otherwise its low byte is
@@ -448,7 +450,7 @@ func (t *table) del(i int) {
 func (t *table) delSwept(i int) {
 	t.unlink(i)
 	if !t.maybeShrink() {
-		if t.tight {
+		if t.isTight() {
 			t.compactAt(1, 8)
 		} else {
 			t.compactAt(3, 4)
@@ -627,11 +629,13 @@ func (t *table) place(old []slot, oldAccess []uint16, j int) {
 	}
 }
 
+func (t *table) isTight() bool { return t.tight != nil && t.tight.Load() }
+
 // maybeCompact rewrites the arena without garbage once garbage is at least
 // half of it (an eighth if tight), so the arena stays within twice the
 // live records.
 func (t *table) maybeCompact() {
-	if t.tight {
+	if t.isTight() {
 		t.compactAt(1, 8)
 		return
 	}
@@ -679,22 +683,6 @@ func (t *table) eachLive(now int64, fn func(key []byte, e Entry) bool) {
 			return
 		}
 	}
-}
-
-// memoryBytes returns the bytes the table holds: its slot array and arena
-// by capacity, and the records and objects kept outside the arena (byte
-// records by capacity, other objects by one interface word pair each).
-func (t *table) memoryBytes() int64 {
-	n := int64(cap(t.slots))*16 + int64(cap(t.arena)) + int64(cap(t.objs))*16 + int64(cap(t.freeObj))*8 + int64(cap(t.mine))*8
-	for _, o := range t.objs {
-		switch o := o.(type) {
-		case []byte:
-			n += int64(cap(o))
-		case Object:
-			n += int64(o.MemoryUsage())
-		}
-	}
-	return n
 }
 
 // reset empties the table, keeping nothing.
