@@ -156,6 +156,24 @@ func (s *Server) freshKeys(now int64, db int, cmds []queued) map[lockItem]int {
 	return fresh
 }
 
+// createsKey reports whether cmds, run from database db, may create a key
+// that does not exist now.
+func (s *Server) createsKey(now int64, db int, cmds []queued) bool {
+	found := false
+	eachQueued(db, len(s.dbs), cmds, func(cmd *Command, args [][]byte, db int) {
+		if found || !cmd.Has(command.AddsKeys) {
+			return
+		}
+		s.eachKey(cmd, args, db, func(d int, key []byte) {
+			if !found {
+				_, ok := s.dbs[d].Get(key, now)
+				found = !ok
+			}
+		})
+	})
+	return found
+}
+
 // roomError is the error a unit that may create keys (l.grow > 0) gets,
 // after locking, when it would create one that does not fit: at the memory
 // limit (memFull: no new key at all, errOOM) or in a full shard
@@ -166,7 +184,7 @@ func (s *Server) roomError(memFull bool, l *lockSet, now int64, db int, cmds []q
 	case l.grow == 0:
 		return ""
 	case memFull:
-		if len(s.freshKeys(now, db, cmds)) > 0 {
+		if s.createsKey(now, db, cmds) {
 			return errOOM
 		}
 		return ""
@@ -317,14 +335,16 @@ func (s *Server) call(c *client, cmd *Command, args [][]byte) {
 		ex.locks.lock(s)
 	}
 	c.touch(ex.now)
-	if e := s.roomError(c.memFull, &ex.locks, ex.now, c.db, []queued{{cmd, args}}); e != "" {
-		c.w.Error(e)
-		s.end(c, ex)
-		if c.blocked != nil { // a blocked command's retry: the error ends the block
-			s.blocked.remove(c)
+	if ex.locks.grow > 0 { // may create keys: they must fit
+		if e := s.roomError(c.memFull, &ex.locks, ex.now, c.db, []queued{{cmd, args}}); e != "" {
+			c.w.Error(e)
+			s.end(c, ex)
+			if c.blocked != nil { // a blocked command's retry: the error ends the block
+				s.blocked.remove(c)
+			}
+			s.stats.reject(cmd)
+			return
 		}
-		s.stats.reject(cmd)
-		return
 	}
 	x := &c.ctx
 	x.init(s, c, cmd, args, ex)
