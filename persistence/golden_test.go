@@ -294,16 +294,38 @@ func effectsEqualFull(a, b Effect) bool {
 // one EXEC, back to back as version 2 wrote them) passes Check and replays
 // into the same effects.
 func TestGoldenLogV2(t *testing.T) {
+	_, l, got := loadGoldenLog(t, "testdata/golden-log-v2", 2, goldenDumpHeaderV2, goldenIncrHeaderV2)
+	defer l.Close()
+	h := coll.NewHash()
+	coll.Apply(h, coll.OpHSet, [][]byte{[]byte("f"), []byte("v")})
+	want := []Effect{
+		{Op: OpSet, DB: 0, Key: []byte("h"), Entry: shards.Entry{Kind: shards.KindHash, Obj: h}},
+		{Op: OpSet, DB: 2, Key: []byte("n"), Entry: shards.IntEntry(12, 0)},
+		{Op: OpSet, DB: 0, Key: []byte("a"), Entry: shards.Entry{Kind: shards.KindBytes, Str: []byte("x")}},
+		{Op: OpDel, DB: 0, Key: []byte("s")},
+		{Op: OpField, DB: 0, Key: []byte("s"), Field: coll.OpSAdd, Args: [][]byte{[]byte("m1"), []byte("m2")}},
+		{Op: OpExpire, DB: 0, Key: []byte("s"), Entry: shards.Entry{Exp: 1_800_000_000_000_000_000}},
+	}
+	expectEffects(t, got, want)
+}
+
+// loadGoldenLog copies the log of an older format version (manifest, base
+// and incremental file, whose headers must be dumpHeader and incrHeader)
+// from src into a temporary directory, checks it passes Check, opens it and
+// loads it, expecting two files and six records. It returns the directory,
+// the open log (the caller closes it) and the effects loaded.
+func loadGoldenLog(t *testing.T, src string, version int, dumpHeader, incrHeader string) (string, *Log, []Effect) {
+	t.Helper()
 	dir := t.TempDir()
 	names := []string{"appendonly.aof.manifest", "appendonly.aof.1.base", "appendonly.aof.1.incr"}
-	headers := []string{"", goldenDumpHeaderV2, goldenIncrHeaderV2}
+	headers := []string{"", dumpHeader, incrHeader}
 	for i, name := range names {
-		b, err := os.ReadFile(filepath.Join("testdata/golden-log-v2", name))
+		b, err := os.ReadFile(filepath.Join(src, name))
 		if err != nil {
 			t.Fatal(err)
 		}
 		if h := headers[i]; h != "" && !bytes.HasPrefix(b, mustHex(t, h)) {
-			t.Fatalf("%s does not start with the version 2 header %s", name, h)
+			t.Fatalf("%s does not start with the version %d header %s", name, version, h)
 		}
 		if err := os.WriteFile(filepath.Join(dir, name), b, 0o644); err != nil {
 			t.Fatal(err)
@@ -317,7 +339,6 @@ func TestGoldenLogV2(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer l.Close()
 	var got []Effect
 	info, err := l.Load(func(e Effect) error {
 		e = cloneEffect(e)
@@ -328,18 +349,15 @@ func TestGoldenLogV2(t *testing.T) {
 		return nil
 	})
 	if err != nil || info.TornTail || info.Files != 2 || info.Records != 6 {
+		l.Close()
 		t.Fatalf("Load: %+v, %v", info, err)
 	}
-	h := coll.NewHash()
-	coll.Apply(h, coll.OpHSet, [][]byte{[]byte("f"), []byte("v")})
-	want := []Effect{
-		{Op: OpSet, DB: 0, Key: []byte("h"), Entry: shards.Entry{Kind: shards.KindHash, Obj: h}},
-		{Op: OpSet, DB: 2, Key: []byte("n"), Entry: shards.IntEntry(12, 0)},
-		{Op: OpSet, DB: 0, Key: []byte("a"), Entry: shards.Entry{Kind: shards.KindBytes, Str: []byte("x")}},
-		{Op: OpDel, DB: 0, Key: []byte("s")},
-		{Op: OpField, DB: 0, Key: []byte("s"), Field: coll.OpSAdd, Args: [][]byte{[]byte("m1"), []byte("m2")}},
-		{Op: OpExpire, DB: 0, Key: []byte("s"), Entry: shards.Entry{Exp: 1_800_000_000_000_000_000}},
-	}
+	return dir, l, got
+}
+
+// expectEffects compares loaded effects with the expected ones, fully.
+func expectEffects(t *testing.T, got, want []Effect) {
+	t.Helper()
 	if len(got) != len(want) {
 		t.Fatalf("%d effects, want %d: %+v", len(got), len(want), got)
 	}
@@ -399,42 +417,8 @@ func TestGoldenGroup(t *testing.T) {
 // a base holding a hash and a string with an expiry, then one SET and a
 // GROUP of three effects) passes Check and replays into the same effects.
 func TestGoldenLogV3(t *testing.T) {
-	dir := t.TempDir()
-	names := []string{"appendonly.aof.manifest", "appendonly.aof.1.base", "appendonly.aof.1.incr"}
-	headers := []string{"", goldenDumpHeaderV3, goldenIncrHeaderV3}
-	for i, name := range names {
-		b, err := os.ReadFile(filepath.Join("testdata/golden-log-v3", name))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if h := headers[i]; h != "" && !bytes.HasPrefix(b, mustHex(t, h)) {
-			t.Fatalf("%s does not start with the version 3 header %s", name, h)
-		}
-		if err := os.WriteFile(filepath.Join(dir, name), b, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	rep, err := Check(OSFS{}, filepath.Join(dir, names[0]))
-	if err != nil || !rep.OK() {
-		t.Fatalf("Check: %v\n%s", err, rep.String())
-	}
-	l, err := OpenLog(LogConfig{Dir: dir, Name: "appendonly.aof", Fsync: FsyncNo})
-	if err != nil {
-		t.Fatal(err)
-	}
+	dir, l, got := loadGoldenLog(t, "testdata/golden-log-v3", 3, goldenDumpHeaderV3, goldenIncrHeaderV3)
 	defer l.Close()
-	var got []Effect
-	info, err := l.Load(func(e Effect) error {
-		e = cloneEffect(e)
-		for i := range e.Args {
-			e.Args[i] = bytes.Clone(e.Args[i])
-		}
-		got = append(got, e)
-		return nil
-	})
-	if err != nil || info.TornTail || info.Files != 2 || info.Records != 6 {
-		t.Fatalf("Load: %+v, %v", info, err)
-	}
 	h := coll.NewHash()
 	coll.Apply(h, coll.OpHSet, [][]byte{[]byte("f"), []byte("v")})
 	want := []Effect{
@@ -445,21 +429,14 @@ func TestGoldenLogV3(t *testing.T) {
 		{Op: OpField, DB: 0, Key: []byte("z"), Field: coll.OpRPush, Args: [][]byte{[]byte("e1"), []byte("e2")}},
 		{Op: OpExpire, DB: 0, Key: []byte("z"), Entry: shards.Entry{Exp: 1_800_000_000_000_000_000}},
 	}
-	if len(got) != len(want) {
-		t.Fatalf("%d effects, want %d: %+v", len(got), len(want), got)
-	}
-	for i := range want {
-		if !effectsEqualFull(got[i], want[i]) {
-			t.Errorf("effect %d is %+v, want %+v", i, got[i], want[i])
-		}
-	}
+	expectEffects(t, got, want)
 	// New records go to a new, version 4, incremental file: the version 3
 	// file is left as it was (an older build still reads it).
 	off := l.Append(goldenRecordsV4[0].e)
 	if err := l.Sync(off); err != nil {
 		t.Fatal(err)
 	}
-	if b, _ := os.ReadFile(filepath.Join(dir, names[2])); !bytes.HasPrefix(b, mustHex(t, goldenIncrHeaderV3)) {
+	if b, _ := os.ReadFile(filepath.Join(dir, "appendonly.aof.1.incr")); !bytes.HasPrefix(b, mustHex(t, goldenIncrHeaderV3)) {
 		t.Fatal("the version 3 incremental file was changed")
 	}
 	b, err := os.ReadFile(filepath.Join(dir, "appendonly.aof.2.incr"))

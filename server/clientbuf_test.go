@@ -297,16 +297,7 @@ func TestClientOutputBufferLimitPubsubSoft(t *testing.T) {
 		if got := pub.do("CONFIG", "SET", "client-output-buffer-limit", "pubsub 0 256kb 1"); got != "+OK\r\n" {
 			t.Fatalf("CONFIG SET = %q", got)
 		}
-		slow, err := net.Dial("tcp", addr)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer slow.Close()
-		if tc, ok := slow.(*net.TCPConn); ok {
-			tc.SetReadBuffer(4096)
-		}
-		slow.Write([]byte(encodeCommand("SUBSCRIBE", "flood")))
-		waitUntil(t, func() bool { return pub.do("PUBSUB", "NUMSUB", "flood") == "*2\r\n$5\r\nflood\r\n:1\r\n" })
+		slowSubscriber(t, addr, pub)
 		base := s.clientBufferBytes()
 		msg := strings.Repeat("p", 32<<10)
 		var peak int64

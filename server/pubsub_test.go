@@ -99,17 +99,8 @@ func TestPubsubDeliveryWakesIdleSubscriber(t *testing.T) {
 func TestPubsubSlowSubscriberDisconnected(t *testing.T) {
 	eachConnLoop(t, func(t *testing.T, loop func(*Config)) {
 		s, addr, _ := newTestServer(t, loop, func(c *Config) { c.OutputLimits.Class[classPubSub].Hard = 1 << 20 })
-		slow, err := net.Dial("tcp", addr)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer slow.Close()
-		if tc, ok := slow.(*net.TCPConn); ok {
-			tc.SetReadBuffer(4096)
-		}
-		slow.Write([]byte(encodeCommand("SUBSCRIBE", "flood")))
 		pub := dialRaw(t, addr)
-		waitUntil(t, func() bool { return pub.do("PUBSUB", "NUMSUB", "flood") == "*2\r\n$5\r\nflood\r\n:1\r\n" })
+		slowSubscriber(t, addr, pub)
 		big := strings.Repeat("p", 64<<10)
 		start := time.Now()
 		for i := 0; ; i++ {
@@ -340,4 +331,21 @@ func TestTrackingInvalidatesExpiredKeys(t *testing.T) {
 	if got := tr.readReply(); got != ">2\r\n$10\r\ninvalidate\r\n*1\r\n$6\r\nactive\r\n" {
 		t.Fatalf("invalidation by the expiry cycle: %q", got)
 	}
+}
+
+// slowSubscriber connects a subscriber of channel "flood" with a small
+// receive buffer that never reads, and waits (through pub) until the
+// subscription is in place. It is closed when the test ends.
+func slowSubscriber(t *testing.T, addr string, pub *rawConn) {
+	t.Helper()
+	slow, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { slow.Close() })
+	if tc, ok := slow.(*net.TCPConn); ok {
+		tc.SetReadBuffer(4096)
+	}
+	slow.Write([]byte(encodeCommand("SUBSCRIBE", "flood")))
+	waitUntil(t, func() bool { return pub.do("PUBSUB", "NUMSUB", "flood") == "*2\r\n$5\r\nflood\r\n:1\r\n" })
 }

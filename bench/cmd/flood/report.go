@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/turnstile/turnstile/bench/internal/benchfmt"
 )
 
 // The MEMORY.md part: the machine and the command, one table row per
@@ -57,22 +59,7 @@ func cpuModel() string {
 func mibs(n int64) string { return fmt.Sprintf("%.1f", float64(n)/mib) }
 
 // thousands formats n with commas.
-func thousands(n int64) string {
-	s := fmt.Sprint(n)
-	neg := strings.HasPrefix(s, "-")
-	s = strings.TrimPrefix(s, "-")
-	var b strings.Builder
-	for i, c := range s {
-		if i > 0 && (len(s)-i)%3 == 0 {
-			b.WriteByte(',')
-		}
-		b.WriteRune(c)
-	}
-	if neg {
-		return "-" + b.String()
-	}
-	return b.String()
-}
+func thousands(n int64) string { return benchfmt.Thousands(n) }
 
 func markdown(cfg *config, m meta, results []result) string {
 	var b strings.Builder

@@ -15,6 +15,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+
+	"github.com/turnstile/turnstile/bench/internal/benchfmt"
 )
 
 const (
@@ -140,22 +142,7 @@ func cpuShare(r row) float64 {
 
 // ----------------------------------------------------------- formatting --
 
-func thousands(v float64) string {
-	s := strconv.FormatInt(int64(math.Round(v)), 10)
-	neg := strings.HasPrefix(s, "-")
-	s = strings.TrimPrefix(s, "-")
-	var b strings.Builder
-	for i, c := range s {
-		if i > 0 && (len(s)-i)%3 == 0 {
-			b.WriteByte(',')
-		}
-		b.WriteRune(c)
-	}
-	if neg {
-		return "-" + b.String()
-	}
-	return b.String()
-}
+func thousands(v float64) string { return benchfmt.Thousands(int64(math.Round(v))) }
 
 func fmtRPS(s spread) string {
 	if s.n <= 1 {
