@@ -21,21 +21,23 @@ import (
 // what the process held at start-up before any data (like Redis's
 // used_memory_startup: mostly the binary's resident code), and the growth
 // since then of the Go runtime's own memory (metadata, stacks; read hz
-// times a second). Every term is a counter, so
-// reading it costs a few atomic loads and a command can check it before
-// it runs. What it leaves out is garbage: the keyspace arenas' (at most an
-// eighth of them under a limit) and the Go heap's between collections,
-// which the Go limit below bounds.
+// times a second). Every term is a counter, so reading it costs a few
+// atomic loads and a command can check it before it runs. What it leaves
+// out is garbage: the keyspace arenas' (at most an eighth of them under a
+// limit) and the Go heap's between collections, which the Go limit below
+// bounds.
 //
 // Before a command that may grow memory (Redis's deny-oom commands, every
-// command that may create a key, and an EXEC that queued one) runs while
-// used memory is above maxmemory, the server first evicts by the policy
-// (evict.go); with noeviction, or when nothing is left to evict, the
-// command gets Redis's OOM error. Commands that do not grow memory (reads,
-// DEL, EXPIRE) always run. A script's commands are refused the same way
-// until the script has written something (a script is not stopped half
-// way). A cluster follower never evicts: the leader's evictions reach it as
-// deletes.
+// command that may create a key, every script, and an EXEC that queued
+// one) runs while used memory is above maxmemory, the server first evicts
+// by the policy (evict.go). With noeviction, or when nothing is left to
+// evict, deny-oom commands and anything queued in MULTI get Redis's OOM
+// error, and a command that may only create keys (CL.THROTTLE) runs but may
+// not create one (refuseForMemory). Commands that do not grow memory
+// (reads, DEL, EXPIRE) always run, without evicting. A script's deny-oom
+// calls are refused until the script has written something (a script is
+// not stopped half way). A cluster follower never evicts: the leader's
+// evictions reach it as deletes.
 //
 // The Go runtime is told of the limit (debug.SetMemoryLimit) so that its
 // collector runs before garbage pushes the process far past it, and the
