@@ -3,6 +3,7 @@ package server
 import (
 	"cmp"
 	"crypto/subtle"
+	"math"
 	"slices"
 	"strings"
 
@@ -185,6 +186,10 @@ func cmdSelect(x *Ctx) {
 	n, ok := resp.ParseInt(x.args[1])
 	if !ok {
 		x.w.Error(errNotInt)
+		return
+	}
+	if n < math.MinInt32 || n > math.MaxInt32 { // Redis reads an int first
+		x.w.Error(errIntRange)
 		return
 	}
 	if n < 0 || n >= int64(x.s.numDBs()) {

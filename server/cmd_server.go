@@ -109,8 +109,8 @@ func configGet(x *Ctx) {
 // mutable, not repeated), then every value parsed into a scratch Config,
 // and only then are the values applied.
 func configSet(x *Ctx) {
-	if len(x.args)%2 != 0 {
-		x.w.Error(arityError("config|set"))
+	if len(x.args)%2 != 0 { // an unpaired directive (at least one pair: arity)
+		x.w.Error(errSyntax)
 		return
 	}
 	fail := func(name string, err error) {

@@ -96,14 +96,15 @@ func (s *Server) handle(c *client, args [][]byte) {
 	if errText != "" {
 		s.stats.reject(cmd)
 		c.touch(s.clock.Now())
-		if c.multi != nil {
-			if cmd != nil && cmd.Name == "exec" {
-				c.setMulti(nil)
-				c.unwatchAll()
-				errText = "EXECABORT Transaction discarded because of: " + strings.TrimPrefix(errText, "ERR ")
-			} else {
-				c.multi.dirty = true
-			}
+		switch {
+		case cmd != nil && cmd.Name == "exec":
+			// As Redis, inside MULTI or not: a refused EXEC discards the
+			// transaction (if any) and the watches.
+			c.setMulti(nil)
+			c.unwatchAll()
+			errText = "EXECABORT Transaction discarded because of: " + strings.TrimPrefix(errText, "ERR ")
+		case c.multi != nil:
+			c.multi.dirty = true
 		}
 		c.w.Error(errText)
 		return
