@@ -111,26 +111,17 @@ func (c *conn) readReply(depth int) (reply, error) {
 		r.str = string(body)
 	case ':':
 		r.num, err = strconv.ParseInt(string(body), 10, 64)
-	case '$':
+	case '$', '*':
 		var n int
-		if n, err = strconv.Atoi(string(body)); err != nil {
+		if n, err = strconv.Atoi(string(body)); err != nil || n < 0 {
+			r.null = err == nil // a length of -1: the null bulk or array
 			break
 		}
-		if n < 0 {
-			r.null = true
-			break
-		}
-		buf := make([]byte, n+2)
-		if _, err = io.ReadFull(c.r, buf); err == nil {
-			r.str = string(buf[:n])
-		}
-	case '*':
-		var n int
-		if n, err = strconv.Atoi(string(body)); err != nil {
-			break
-		}
-		if n < 0 {
-			r.null = true
+		if r.typ == '$' {
+			buf := make([]byte, n+2)
+			if _, err = io.ReadFull(c.r, buf); err == nil {
+				r.str = string(buf[:n])
+			}
 			break
 		}
 		if depth >= maxDepth {
