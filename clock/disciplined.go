@@ -16,6 +16,15 @@ const SlewPercent = 10
 // monotonic clock, between two readings, that is reported as a step.
 const StepThreshold = 100 * time.Millisecond
 
+// NoiseBand is the largest change of the offset, between two readings of
+// the wall clock, taken as noise and not followed. On Linux the wall clock
+// and the monotonic clock are disciplined together, so their difference
+// moves only when the wall clock steps; a smaller apparent change is the
+// reading itself (a thread descheduled between the two clocks' reads).
+// Slewing it away would run the clock up to SlewPercent fast for ten
+// times its size, a burst that a limit with a short period would feel.
+const NoiseBand = time.Millisecond
+
 // resyncEvery is how long a segment serves readings before the wall clock is
 // read again: the delay before a step is noticed while the clock is read.
 const resyncEvery = 100 * time.Millisecond
@@ -23,21 +32,26 @@ const resyncEvery = 100 * time.Millisecond
 // Sources are what a Disciplined clock reads. Both must be safe for
 // concurrent use.
 type Sources struct {
-	// Wall is the system's wall clock, Unix nanoseconds. It may step
-	// either way at any time.
-	Wall func() int64
+	// Read returns the system's wall clock, Unix nanoseconds, and the
+	// monotonic clock (as Mono) read at one instant, so that their
+	// difference is exact. The wall clock may step either way at any
+	// time.
+	Read func() (wall, mono int64)
 	// Mono is a monotonic clock in nanoseconds from any origin: it never
 	// decreases and advances at the real rate. It measures all elapsed
 	// time.
 	Mono func() int64
 }
 
-// System returns the process's clocks: time.Now's wall reading and Go's
-// monotonic clock.
+// System returns the process's clocks: time.Now's wall and monotonic
+// readings (one time.Now serves both in Read).
 func System() Sources {
 	start := time.Now()
 	return Sources{
-		Wall: func() int64 { return time.Now().UnixNano() },
+		Read: func() (int64, int64) {
+			now := time.Now()
+			return now.UnixNano(), int64(now.Sub(start))
+		},
 		Mono: func() int64 { return int64(time.Since(start)) },
 	}
 }
@@ -98,16 +112,18 @@ type Disciplined struct {
 // NewDisciplined returns a clock that starts at the wall clock and keeps no
 // state file. log receives the step warnings (nil: slog.Default()).
 func NewDisciplined(src Sources, log *slog.Logger) *Disciplined {
-	return newDisciplined(src, log, src.Wall(), 0)
+	w, m := src.Read()
+	return newDisciplined(src, log, w, 0, m)
 }
 
-// newDisciplined starts the clock at time t with offset off.
-func newDisciplined(src Sources, log *slog.Logger, t, off int64) *Disciplined {
+// newDisciplined starts the clock at time t with offset off at monotonic
+// time m (read with the wall clock that t and off derive from: any delay
+// between that reading and this call is still counted).
+func newDisciplined(src Sources, log *slog.Logger, t, off, m int64) *Disciplined {
 	if log == nil {
 		log = slog.Default()
 	}
 	d := &Disciplined{src: src, log: log}
-	m := src.Mono()
 	d.seg.Store(&segment{m0: m, t0: t, off0: off, horizon: m + int64(resyncEvery)})
 	return d
 }
@@ -137,13 +153,14 @@ func (d *Disciplined) resync() (*segment, int64) {
 		d.mu.Unlock()
 		return g, m1
 	}
-	w := d.src.Wall()
-	m2 := d.src.Mono()
-	mw := m1 + (m2-m1)/2 // when w was read, as near as can be told
-	c := g.horizon       // no reading was served at or after c yet
+	w, m2 := d.src.Read()
+	c := g.horizon // no reading was served at or after c yet
 	tc := g.at(c)
-	off := tc - (w - (mw - c)) // the wall clock at c, supposing it kept pace since w
+	off := tc - (w - (m2 - c)) // the wall clock at c, supposing it kept pace since w
 	step := g.offsetAt(c) - off
+	if step < int64(NoiseBand) && step > -int64(NoiseBand) {
+		off, step = g.offsetAt(c), 0 // noise: keep the course
+	}
 	next := &segment{m0: c, t0: tc, off0: off, horizon: m2 + int64(resyncEvery)}
 	d.seg.Store(next)
 	big := step >= int64(StepThreshold) || step <= -int64(StepThreshold)

@@ -28,7 +28,7 @@ func newFakeHost() *fakeHost {
 }
 
 func (h *fakeHost) sources() Sources {
-	return Sources{Wall: h.wall.Load, Mono: h.mono.Load}
+	return Sources{Read: func() (int64, int64) { return h.wall.Load(), h.mono.Load() }, Mono: h.mono.Load}
 }
 
 // advance lets real time pass: both clocks move by d.
@@ -276,6 +276,43 @@ func TestSlewed(t *testing.T) {
 	} {
 		if got := slewed(tc.off, tc.dm); got != tc.want {
 			t.Errorf("slewed(%d, %d) = %d, want %d", tc.off, tc.dm, got, tc.want)
+		}
+	}
+}
+
+// TestReadingDelaysAreNotSteps: time that passes while the clock starts (the
+// state file's I/O after the wall clock was read) and wall-clock noise under
+// NoiseBand must not make the clock run fast. A short limit (50 ms per
+// token) would otherwise admit an extra request: the fault tests saw 5
+// allowed where GCRA's bound is 4 right after a start under the race
+// detector, with the old code's separate wall and monotonic reads.
+func TestReadingDelaysAreNotSteps(t *testing.T) {
+	h := newFakeHost()
+	slow := h.sources()
+	read, first := slow.Read, true
+	slow.Read = func() (int64, int64) {
+		w, m := read()
+		if first { // the state file's I/O follows the first reading
+			first = false
+			h.advance(15 * time.Millisecond)
+		}
+		return w, m
+	}
+	path := t.TempDir() + "/" + StateFile
+	if err := writeFileAtomic(path, encodeState(State{Time: epoch - int64(time.Minute), Offset: 0})); err != nil {
+		t.Fatal(err)
+	}
+	log, _ := testLogger()
+	c := Restore(path, slow, log)
+	rng := rand.New(rand.NewPCG(1, 2))
+	origin := c.Now() - h.mono.Load()
+	wallAtMono := h.wall.Load() - h.mono.Load()
+	for i := range 200 {
+		h.advance(5 * time.Millisecond)
+		// The wall clock read with an error under the band, either way.
+		h.wall.Store(h.mono.Load() + wallAtMono + rng.Int64N(int64(NoiseBand)) - int64(NoiseBand)/2)
+		if got := c.Now() - h.mono.Load(); got != origin {
+			t.Fatalf("reading %d: the clock drifted %v from real time", i, time.Duration(got-origin))
 		}
 	}
 }

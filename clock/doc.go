@@ -67,7 +67,11 @@
 // A change of the wall clock against the monotonic clock of StepThreshold or
 // more between two readings is a step: it is logged as a warning (size,
 // direction, how long the slew will take) and counted (Status). Smaller
-// changes (drift, scheduling jitter) are slewed silently.
+// changes are slewed silently, and a change under NoiseBand (1 ms) is not
+// followed at all: the wall and monotonic clocks are read at one instant,
+// and Linux disciplines both together, so such a change is reading noise
+// (a thread descheduled mid-read); slewing it would run the clock fast in
+// bursts that a limit with a period of tens of milliseconds would feel.
 //
 // # Restarts
 //

@@ -80,7 +80,7 @@ func Restore(path string, src Sources, log *slog.Logger) *Disciplined {
 	if log == nil {
 		log = slog.Default()
 	}
-	wall := src.Wall()
+	wall, m := src.Read() // the file's I/O below must not count as a step
 	t, off, step := wall, int64(0), int64(0)
 	b, err := os.ReadFile(path)
 	var st State
@@ -102,7 +102,7 @@ func Restore(path string, src Sources, log *slog.Logger) *Disciplined {
 			log.Info("the clock continues its slew toward the wall clock", "offset_ms", off/1e6, "slew_seconds", slewSeconds(off))
 		}
 	}
-	d := newDisciplined(src, log, t, off)
+	d := newDisciplined(src, log, t, off, m)
 	d.path = path
 	if step <= -int64(StepThreshold) {
 		d.steps.Store(1)

@@ -23,7 +23,13 @@ type steppableWall struct{ skew atomic.Int64 }
 
 func (w *steppableWall) sources() clock.Sources {
 	sys := clock.System()
-	return clock.Sources{Wall: func() int64 { return sys.Wall() + w.skew.Load() }, Mono: sys.Mono}
+	return clock.Sources{
+		Read: func() (int64, int64) {
+			wall, mono := sys.Read()
+			return wall + w.skew.Load(), mono
+		},
+		Mono: sys.Mono,
+	}
 }
 
 // newClockRestartable runs servers on one data directory, each with the
