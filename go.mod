@@ -15,6 +15,7 @@ require (
 	github.com/tidwall/redcon v1.6.4
 	github.com/ulule/limiter/v3 v3.11.2
 	github.com/yuin/gopher-lua v1.1.2
+	go.yaml.in/yaml/v3 v3.0.5
 )
 
 require (

@@ -1,0 +1,128 @@
+package policy
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestParsePeriod(t *testing.T) {
+	good := map[string]time.Duration{
+		"250ms": 250 * time.Millisecond, "1s": time.Second, "15m": 15 * time.Minute,
+		"1h": time.Hour, "1d": 24 * time.Hour, "60": time.Minute, "1ms": time.Millisecond,
+		"36500d": 36500 * 24 * time.Hour,
+	}
+	for in, want := range good {
+		got, err := ParsePeriod(in)
+		if err != nil || got != int64(want) {
+			t.Errorf("ParsePeriod(%q) = %v, %v; want %v", in, time.Duration(got), err, want)
+		}
+		if back, err := ParsePeriod(FormatPeriod(got)); err != nil || back != got {
+			t.Errorf("FormatPeriod(%v) = %q does not read back", want, FormatPeriod(got))
+		}
+	}
+	for _, in := range []string{"", "s", "0s", "-1s", "+1s", "1.5s", "1x", "1 s", "1S", "36501d", "99999999999999999999d", "1us"} {
+		if got, err := ParsePeriod(in); err == nil {
+			t.Errorf("ParsePeriod(%q) = %v, want an error", in, time.Duration(got))
+		}
+	}
+}
+
+// TestParse reads the seed's example in both formats and checks every rule
+// field.
+func TestParse(t *testing.T) {
+	const js = `{ "rules": [
+		{ "id": "login-ip", "key": ["ip"], "algorithm": "sliding", "limit": 5, "per": "1m", "burst": 0, "shadow": false },
+		{ "id": "api-user", "key": ["user"], "algorithm": "GCRA", "limit": 120, "per": "1m", "burst": 20 },
+		{ "id": "otp-phone", "key": ["phone", "endpoint"], "algorithm": "log", "limit": 3, "per": "10m", "shadow": true }
+	] }`
+	const yml = `
+rules:
+  - id: login-ip
+    key: [ip]
+    algorithm: sliding
+    limit: 5
+    per: 1m
+    burst: 0
+    shadow: false
+  - {id: api-user, key: [user], algorithm: GCRA, limit: 120, per: 1m, burst: 20}
+  - id: otp-phone
+    key: [phone, endpoint]
+    algorithm: log
+    limit: 3
+    per: 10m
+    shadow: true
+`
+	for name, data := range map[string]string{"p.json": js, "p.yaml": yml, "p.conf": js} {
+		set, err := Parse(name, []byte(data))
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if len(set.Rules) != 3 {
+			t.Fatalf("%s: %d rules", name, len(set.Rules))
+		}
+		r, ok := set.Get("api-user")
+		if !ok || r.Algorithm != GCRA || r.Limit != 120 || r.Period != int64(time.Minute) || r.Burst != 20 || r.Shadow {
+			t.Fatalf("%s: api-user = %+v", name, r)
+		}
+		r, _ = set.Get("otp-phone")
+		if r.Algorithm != Log || !r.Shadow || len(r.Key) != 2 || r.Period != int64(10*time.Minute) {
+			t.Fatalf("%s: otp-phone = %+v", name, r)
+		}
+		if _, ok := set.Get("nope"); ok {
+			t.Fatalf("%s: unknown id found", name)
+		}
+	}
+	if set, err := Parse("empty.yaml", nil); err != nil || len(set.Rules) != 0 {
+		t.Fatalf("empty file: %v, %v", set, err)
+	}
+}
+
+// TestParseErrors: every mistake names the file and the field.
+func TestParseErrors(t *testing.T) {
+	cases := []struct{ name, data, want string }{
+		{"p.json", `{"rules": [{"id": "a", "algorithm": "fixed", "limit": 5, "per": "1m", "limt": 3}]}`, `p.json: json: unknown field "limt"`},
+		{"p.yaml", "rules:\n  - id: a\n    algorithm: fixed\n    limit: 5\n    per: 1m\n    limt: 3\n", `p.yaml: yaml: unmarshal errors:`},
+		{"p.json", `{"rules": [{"algorithm": "fixed", "limit": 5, "per": "1m"}]}`, `p.json: rules[0].id: missing`},
+		{"p.json", `{"rules": [{"id": "a b", "algorithm": "fixed", "limit": 5, "per": "1m"}]}`, `p.json: rules[0].id: "a b" must be`},
+		{"p.json", `{"rules": [{"id": "a", "algorithm": "fixed", "limit": 5, "per": "1m"}, {"id": "a", "algorithm": "log", "limit": 5, "per": "1m"}]}`, `p.json: rules[1].id: "a" is already the id of rules[0]`},
+		{"p.json", `{"rules": [{"id": "a", "algorithm": "token", "limit": 5, "per": "1m"}]}`, `p.json: rules[0].algorithm: "token" is not one of`},
+		{"p.json", `{"rules": [{"id": "a", "limit": 5, "per": "1m"}]}`, `p.json: rules[0].algorithm: missing`},
+		{"p.json", `{"rules": [{"id": "a", "algorithm": "fixed", "per": "1m"}]}`, `p.json: rules[0].limit: missing`},
+		{"p.json", `{"rules": [{"id": "a", "algorithm": "fixed", "limit": 0, "per": "1m"}]}`, `p.json: rules[0].limit: limit must be a positive integer`},
+		{"p.json", `{"rules": [{"id": "a", "algorithm": "fixed", "limit": 5}]}`, `p.json: rules[0].per: missing`},
+		{"p.json", `{"rules": [{"id": "a", "algorithm": "fixed", "limit": 5, "per": "5x"}]}`, `p.json: rules[0].per: period "5x" is not`},
+		{"p.json", `{"rules": [{"id": "a", "algorithm": "gcra", "limit": 5, "per": "1m", "burst": -1}]}`, `p.json: rules[0].burst: burst must be`},
+		{"p.json", `{"rules": [{"id": "a", "algorithm": "fixed", "limit": 5, "per": "1m", "burst": 3}]}`, `p.json: rules[0].burst: only a gcra rule`},
+		{"p.json", `{"rules": [{"id": "a", "algorithm": "log", "limit": 1000000, "per": "1m"}]}`, `p.json: rules[0].limit: a log rule keeps`},
+		{"p.json", `{"rules": [{"id": "a", "key": ["ip", ""], "algorithm": "log", "limit": 1, "per": "1m"}]}`, `p.json: rules[0].key[1]: empty`},
+		{"p.json", `{"rules": []} {}`, `p.json: more than one JSON value`},
+		{"p.yaml", "rules: [", `p.yaml: yaml:`},
+	}
+	for _, tc := range cases {
+		_, err := Parse(tc.name, []byte(tc.data))
+		if err == nil || !strings.HasPrefix(err.Error(), tc.want) {
+			t.Errorf("Parse(%s) = %v, want an error starting %q", tc.data, err, tc.want)
+		}
+	}
+}
+
+// FuzzParse: no input panics, and every accepted set is consistent.
+func FuzzParse(f *testing.F) {
+	f.Add("p.json", []byte(`{"rules": [{"id": "a", "algorithm": "fixed", "limit": 5, "per": "1m"}]}`))
+	f.Add("p.yaml", []byte("rules:\n  - {id: b, algorithm: gcra, limit: 3, per: 250ms, burst: 9, shadow: true}\n"))
+	f.Fuzz(func(t *testing.T, name string, data []byte) {
+		set, err := Parse(name, data)
+		if err != nil {
+			return
+		}
+		for i, r := range set.Rules {
+			if got, ok := set.Get(r.ID); !ok || got.ID != r.ID {
+				t.Fatalf("rule %d (%q) not found by id", i, r.ID)
+			}
+			if r.Limit < 1 || r.Period < int64(time.Millisecond) || r.Burst < 0 {
+				t.Fatalf("invalid rule accepted: %+v", r)
+			}
+		}
+	})
+}
