@@ -1,8 +1,10 @@
-// Package ratelimit holds the window and queue algorithms of the RL.*
-// commands as pure functions: fixed window, sliding window counter, exact
-// sliding log, and the leaky bucket as a queue. (GCRA, the token bucket,
-// lives in package gcra.) They follow the seed lessons' definitions, whose
-// worked tables the tests reproduce.
+// Package ratelimit holds the algorithms of the RL.* commands as pure
+// functions: GCRA (a token bucket in one timestamp), fixed window, sliding
+// window counter, exact sliding log, and the leaky bucket as a queue. They
+// follow the seed lessons' definitions, whose worked tables the tests
+// reproduce. (Package gcra keeps redis-cell's own arithmetic, floats and
+// all, for CL.THROTTLE's byte-compatible replies; RL.LIMIT's GCRA here is
+// integer-only and takes periods in ns.)
 //
 // # Shape
 //
@@ -41,5 +43,8 @@
 //     2*Limit in any interval of length Period (previous window's
 //     requests are assumed evenly spread);
 //   - queue: at most Burst requests wait at any time, and they leave one
-//     every Period/Limit (the emission interval), never earlier.
+//     every Period/Limit (the emission interval), never earlier;
+//   - GCRA: exactly a token bucket of Capacity tokens refilled one per
+//     Interval (checked against rational-arithmetic token counting), so at
+//     most Capacity + D/Interval admitted in any interval of length D.
 package ratelimit

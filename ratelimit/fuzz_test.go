@@ -52,5 +52,7 @@ func FuzzDecide(f *testing.F) {
 		check("log", d)
 		d, _ = r.Queue(QueueState{Free: now + max(a, 0)%(r.Period*2)}, now, cost)
 		check("queue", d)
+		d, _ = r.GCRA(GCRAState{TAT: now + max(b, 0)%(r.Capacity()*r.Interval()+1)}, now, cost)
+		check("gcra", d)
 	})
 }

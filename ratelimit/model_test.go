@@ -136,6 +136,42 @@ func (m *queueModel) admit(now, cost int64) {
 	}
 }
 
+// bucketModel is a token bucket with exact rational tokens: Capacity at
+// first, one more every Interval up to Capacity.
+type bucketModel struct {
+	r      Rule
+	tokens *big.Rat
+	last   int64
+	begun  bool
+}
+
+func (m *bucketModel) at(now int64) *big.Rat {
+	c := big.NewRat(m.r.Capacity(), 1)
+	if !m.begun {
+		return c
+	}
+	tk := new(big.Rat).Add(m.tokens, big.NewRat(max(now-m.last, 0), m.r.Interval()))
+	if tk.Cmp(c) > 0 {
+		return c
+	}
+	return tk
+}
+
+func (m *bucketModel) decide(now, cost int64) (bool, int64, int64) {
+	tk := m.at(now)
+	ok := tk.Cmp(big.NewRat(cost, 1)) >= 0
+	whole := new(big.Int).Quo(tk.Num(), tk.Denom()).Int64()
+	// Full again after (Capacity - tokens) * Interval.
+	missing := new(big.Rat).Sub(big.NewRat(m.r.Capacity(), 1), tk)
+	missing.Mul(missing, big.NewRat(m.r.Interval(), 1))
+	return ok, whole, new(big.Int).Quo(missing.Num(), missing.Denom()).Int64()
+}
+
+func (m *bucketModel) admit(now, cost int64) {
+	m.tokens = new(big.Rat).Sub(m.at(now), big.NewRat(cost, 1))
+	m.last, m.begun = max(now, m.last), true
+}
+
 // algo runs one algorithm on its own state.
 type algo struct {
 	name  string
@@ -148,7 +184,16 @@ func algos() []algo {
 	var sl SlidingState
 	var lg LogState
 	var qu QueueState
+	var gc GCRAState
 	return []algo{
+		{"gcra", func(r Rule) model { gc = GCRAState{}; return &bucketModel{r: r} },
+			func(r Rule, now, cost int64, commit bool) Decision {
+				d, n := r.GCRA(gc, now, cost)
+				if commit && d.Allowed {
+					gc = n
+				}
+				return d
+			}},
 		{"fixed", func(r Rule) model { fx = FixedState{}; return &fixedModel{r: r, count: map[int64]int64{}} },
 			func(r Rule, now, cost int64, commit bool) Decision {
 				d, n := r.Fixed(fx, now, cost)
