@@ -56,3 +56,31 @@ func FuzzDecide(f *testing.F) {
 		check("gcra", d)
 	})
 }
+
+// FuzzDecodeState: any bytes decode or fail cleanly; what decodes encodes
+// back to bytes that decode to the same state, and can be decided on.
+func FuzzDecodeState(f *testing.F) {
+	for _, st := range []State{
+		{Algo: AlgoGCRA, Rule: Rule{Limit: 10, Period: 1e9, Burst: 3}, GCRA: GCRAState{TAT: 1_700_000_000_000_000_000}},
+		{Algo: AlgoFixed, Rule: Rule{Limit: 5, Period: 60e9}, Fixed: FixedState{Window: 28_333_333, Count: 4}},
+		{Algo: AlgoSliding, Rule: Rule{Limit: 5, Period: 60e9}, Sliding: SlidingState{Window: 28_333_333, Cur: 2, Prev: 5}},
+		{Algo: AlgoLog, Rule: Rule{Limit: 5, Period: 60e9}, Log: LogState{Entries: []Entry{{1e18, 1}, {1e18 + 5, 2}}}},
+		{Algo: AlgoQueue, Rule: Rule{Limit: 10, Period: 1e9, Burst: 20}, Queue: QueueState{Free: 1e18}},
+	} {
+		f.Add(AppendState(nil, st))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		st, err := DecodeState(b, nil)
+		if err != nil {
+			return
+		}
+		again, err := DecodeState(AppendState(nil, st), nil)
+		if err != nil {
+			t.Fatalf("re-encoding of %x does not decode: %v", b, err)
+		}
+		if again.Algo != st.Algo || again.Rule != st.Rule {
+			t.Fatalf("round trip changed %+v into %+v", st, again)
+		}
+		Decide(st, 1_700_000_000_000_000_000, 1)
+	})
+}

@@ -42,7 +42,7 @@ func NewRule(limit, period, burst int64) (Rule, error) {
 	case burst < 0 || burst > MaxBurst:
 		return Rule{}, fmt.Errorf("%w (0..%d), got %d", ErrBurst, MaxBurst, burst)
 	case mul(burst+1, max(period/limit, 1)).above(MaxPeriod):
-		return Rule{}, fmt.Errorf("%w: a full queue would take more than 100 years to drain", ErrBurst)
+		return Rule{}, fmt.Errorf("%w: burst × period / limit must be at most 100 years", ErrBurst)
 	}
 	return Rule{Limit: limit, Period: period, Burst: burst}, nil
 }

@@ -1,0 +1,161 @@
+package ratelimit
+
+import (
+	"encoding/binary"
+	"fmt"
+	"strings"
+	"time"
+)
+
+// Algo names an algorithm.
+type Algo uint8
+
+// The algorithms, as stored (never renumber).
+const (
+	AlgoGCRA Algo = 1 + iota
+	AlgoFixed
+	AlgoSliding
+	AlgoLog
+	AlgoQueue
+)
+
+var algoNames = [...]string{AlgoGCRA: "gcra", AlgoFixed: "fixed", AlgoSliding: "sliding", AlgoLog: "log", AlgoQueue: "queue"}
+
+func (a Algo) String() string {
+	if int(a) < len(algoNames) && algoNames[a] != "" {
+		return algoNames[a]
+	}
+	return fmt.Sprintf("algo(%d)", uint8(a))
+}
+
+// ParseAlgo reads an algorithm's name, in any case.
+func ParseAlgo(s string) (Algo, bool) {
+	for a, name := range algoNames {
+		if name != "" && strings.EqualFold(s, name) {
+			return Algo(a), true
+		}
+	}
+	return 0, false
+}
+
+// State is a key's whole value: the algorithm, the rule it last ran with,
+// and the algorithm's state (only the field of Algo is meaningful).
+type State struct {
+	Algo    Algo
+	Rule    Rule
+	GCRA    GCRAState
+	Fixed   FixedState
+	Sliding SlidingState
+	Log     LogState
+	Queue   QueueState
+}
+
+// Decide applies a request of cost at now with st's algorithm and rule.
+func Decide(st State, now, cost int64) (Decision, State) {
+	var d Decision
+	switch st.Algo {
+	case AlgoGCRA:
+		d, st.GCRA = st.Rule.GCRA(st.GCRA, now, cost)
+	case AlgoFixed:
+		d, st.Fixed = st.Rule.Fixed(st.Fixed, now, cost)
+	case AlgoSliding:
+		d, st.Sliding = st.Rule.Sliding(st.Sliding, now, cost)
+	case AlgoLog:
+		d, st.Log = st.Rule.Log(st.Log, now, cost)
+	case AlgoQueue:
+		d, st.Queue = st.Rule.Queue(st.Queue, now, cost)
+	}
+	return d, st
+}
+
+// magic starts every encoded state: a NUL (no text value starts with
+// one by accident), "RL" and the format version.
+const magic = "\x00RL\x01"
+
+// IsState tells whether a stored value is an encoded State (of any
+// version this build reads).
+func IsState(b []byte) bool { return len(b) > len(magic) && string(b[:len(magic)]) == magic }
+
+// AppendState appends st's encoding to dst: magic, the algorithm, the
+// rule (limit, period in ms, burst) and the algorithm's fields, all
+// unsigned varints. Periods are whole milliseconds (see MinPeriod; ParsePeriod
+// only makes such).
+func AppendState(dst []byte, st State) []byte {
+	dst = append(dst, magic...)
+	dst = append(dst, byte(st.Algo))
+	dst = binary.AppendUvarint(dst, uint64(st.Rule.Limit))
+	dst = binary.AppendUvarint(dst, uint64(st.Rule.Period/int64(time.Millisecond)))
+	dst = binary.AppendUvarint(dst, uint64(st.Rule.Burst))
+	switch st.Algo {
+	case AlgoGCRA:
+		dst = binary.AppendUvarint(dst, uint64(st.GCRA.TAT))
+	case AlgoFixed:
+		dst = binary.AppendUvarint(dst, uint64(st.Fixed.Window))
+		dst = binary.AppendUvarint(dst, uint64(st.Fixed.Count))
+	case AlgoSliding:
+		dst = binary.AppendUvarint(dst, uint64(st.Sliding.Window))
+		dst = binary.AppendUvarint(dst, uint64(st.Sliding.Cur))
+		dst = binary.AppendUvarint(dst, uint64(st.Sliding.Prev))
+	case AlgoLog:
+		dst = AppendLog(dst, st.Log)
+	case AlgoQueue:
+		dst = binary.AppendUvarint(dst, uint64(st.Queue.Free))
+	}
+	return dst
+}
+
+// reader reads unsigned varints that must fit in a non-negative int64.
+type reader struct {
+	b   []byte
+	bad bool
+}
+
+func (r *reader) next() int64 {
+	v, k := binary.Uvarint(r.b)
+	if k <= 0 || v > 1<<62 {
+		r.bad = true
+		return 0
+	}
+	r.b = r.b[k:]
+	return int64(v)
+}
+
+// DecodeState parses AppendState's encoding; a log's entries go into
+// entries' backing array (pass nil or a reused buffer).
+func DecodeState(b []byte, entries []Entry) (State, error) {
+	if !IsState(b) {
+		return State{}, ErrCorrupt
+	}
+	st := State{Algo: Algo(b[len(magic)])}
+	r := reader{b: b[len(magic)+1:]}
+	limit, periodMs, burst := r.next(), r.next(), r.next()
+	if r.bad || periodMs > MaxPeriod/int64(time.Millisecond) {
+		return State{}, ErrCorrupt
+	}
+	rule, err := NewRule(limit, periodMs*int64(time.Millisecond), burst)
+	if err != nil {
+		return State{}, ErrCorrupt
+	}
+	st.Rule = rule
+	switch st.Algo {
+	case AlgoGCRA:
+		st.GCRA.TAT = r.next()
+	case AlgoFixed:
+		st.Fixed = FixedState{Window: r.next(), Count: r.next()}
+	case AlgoSliding:
+		st.Sliding = SlidingState{Window: r.next(), Cur: r.next(), Prev: r.next()}
+	case AlgoLog:
+		if st.Log, err = DecodeLog(r.b, entries); err != nil {
+			return State{}, err
+		}
+		r.b = nil
+	case AlgoQueue:
+		st.Queue.Free = r.next()
+	default:
+		return State{}, ErrCorrupt
+	}
+	if r.bad || len(r.b) != 0 {
+		return State{}, ErrCorrupt
+	}
+	return st, nil
+}
