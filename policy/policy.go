@@ -187,3 +187,62 @@ func (fr fileRule) validate() (Rule, error) {
 	}
 	return r, nil
 }
+
+// NewRule validates one rule given field by field (RL.POLICY SET), with
+// the same checks as a file's rules.
+func NewRule(id, algorithm string, limit int64, per string, burst int64, shadow bool, key []string) (Rule, error) {
+	fr := fileRule{ID: &id, Key: key, Algorithm: &algorithm, Limit: &limit, Per: &per, Shadow: &shadow}
+	if burst != 0 {
+		fr.Burst = &burst
+	}
+	r, err := fr.validate()
+	if err != nil {
+		return Rule{}, fmt.Errorf("rule%w", err)
+	}
+	return r, nil
+}
+
+// With returns a copy of s in which r replaces the rule of the same id, or
+// is added last. s is not changed.
+func (s *Set) With(r Rule) *Set {
+	out := &Set{byID: make(map[string]int, len(s.rulesOrNil())+1)}
+	replaced := false
+	for _, old := range s.rulesOrNil() {
+		if old.ID == r.ID {
+			old, replaced = r, true
+		}
+		out.byID[old.ID] = len(out.Rules)
+		out.Rules = append(out.Rules, old)
+	}
+	if !replaced {
+		out.byID[r.ID] = len(out.Rules)
+		out.Rules = append(out.Rules, r)
+	}
+	return out
+}
+
+// Without returns a copy of s without the rule id, and whether it was
+// there. s is not changed.
+func (s *Set) Without(id string) (*Set, bool) {
+	out := &Set{byID: make(map[string]int, len(s.rulesOrNil()))}
+	found := false
+	for _, r := range s.rulesOrNil() {
+		if r.ID == id {
+			found = true
+			continue
+		}
+		out.byID[r.ID] = len(out.Rules)
+		out.Rules = append(out.Rules, r)
+	}
+	return out, found
+}
+
+func (s *Set) rulesOrNil() []Rule {
+	if s == nil {
+		return nil
+	}
+	return s.Rules
+}
+
+// Empty is a set without rules.
+func Empty() *Set { return &Set{byID: map[string]int{}} }

@@ -126,3 +126,35 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+// TestSetChanges: With replaces or appends, Without removes, and neither
+// changes the set it starts from (readers of the old set are safe).
+func TestSetChanges(t *testing.T) {
+	a, err := NewRule("a", "fixed", 5, "1m", 0, false, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := NewRule("b", "gcra", 5, "1s", 2, true, []string{"ip"})
+	s1 := Empty().With(a).With(b)
+	a2, _ := NewRule("a", "log", 7, "1h", 0, false, nil)
+	s2 := s1.With(a2)
+	if r, _ := s1.Get("a"); r.Algorithm != Fixed {
+		t.Fatalf("With changed the old set: %+v", r)
+	}
+	if r, _ := s2.Get("a"); r.Algorithm != Log || len(s2.Rules) != 2 || s2.Rules[0].ID != "a" {
+		t.Fatalf("With did not replace in place: %+v", s2.Rules)
+	}
+	s3, found := s2.Without("a")
+	if !found || len(s3.Rules) != 1 || s3.Rules[0].ID != "b" {
+		t.Fatalf("Without: %v %+v", found, s3.Rules)
+	}
+	if _, ok := s3.Get("b"); !ok {
+		t.Fatal("b lost its index")
+	}
+	if _, found := s3.Without("zzz"); found {
+		t.Fatal("Without found a missing rule")
+	}
+	if _, err := NewRule("bad id", "fixed", 5, "1m", 0, false, nil); err == nil || !strings.HasPrefix(err.Error(), "rule.id: ") {
+		t.Fatalf("NewRule error: %v", err)
+	}
+}

@@ -102,6 +102,9 @@ var configTable = []*ConfigParam{
 		func(c *Config) *int { return &c.LFUDecayTime }, integer[int](0, math.MaxInt32)).
 		mutable(func(s *Server) string { return strconv.Itoa(s.memConfig().LFUDecayTime) },
 			func(s *Server, c *Config) { s.setMemoryConfig(func(m *Config) { m.LFUDecayTime = c.LFUDecayTime }) }),
+	row("rl-policies", "file of named rate-limit rules for RL.CHECK, JSON or YAML (\"\": none)",
+		func(c *Config) *string { return &c.RLPolicies }, stringCodec).
+		flag("policies"),
 	row("loglevel", "debug, verbose, notice or warning",
 		func(c *Config) *string { return &c.LogLevel }, logLevelCodec),
 	row("dir", "directory of the snapshot and append-only files",

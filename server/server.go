@@ -58,6 +58,10 @@ type Config struct {
 	// instead of Lua ("turnstile-native-scripts").
 	NativeScripts bool
 
+	// RLPolicies is the file of named rate-limit rules RL.CHECK applies
+	// ("rl-policies"; "": none, rules come from RL.POLICY SET).
+	RLPolicies string
+
 	// Memory limit (maxmemory.go): bytes (0: none), what happens at it,
 	// keys sampled per eviction, and the LFU counter's parameters.
 	MaxMemory        int64
@@ -164,6 +168,7 @@ type Server struct {
 	idleTimeout atomic.Int64                       // seconds; 0: clients may stay idle (idle.go)
 	outLimits   atomic.Pointer[OutputBufferLimits] // client-output-buffer-limit (outlimit.go)
 	clientMem   clientMem                          // client buffer bytes (clientmem.go)
+	rl          rlPolicies                         // RL.CHECK's named rules (rlpolicy.go)
 
 	mu      sync.Mutex // guards ln, clients, closed
 	ln      net.Listener
@@ -196,7 +201,9 @@ type Server struct {
 	stop    chan struct{}
 }
 
-// New builds a server. It does no I/O; Serve or ListenAndServe does.
+// New builds a server. Its only I/O is reading the rate-limit policy file
+// (rl-policies), so that a bad file refuses start-up; Serve or
+// ListenAndServe does the rest.
 func New(cfg Config) (*Server, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, fmt.Errorf("invalid config: %w", err)
@@ -247,13 +254,16 @@ func New(cfg Config) (*Server, error) {
 		connectionCommands(), serverCommands(), transactionCommands(),
 		stringCommands(), keyCommands(), objectCommands(), throttleCommands(), persistCommands(),
 		setCommands(), hashCommands(), zsetCommands(), listCommands(), blockingCommands(), streamCommands(),
-		pubsubCommands(), scriptingCommands(), raftCommands(), rlCommands(),
+		pubsubCommands(), scriptingCommands(), raftCommands(), rlCommands(), rlCheckCommands(),
 		cfg.extraCommands,
 	)
 	s.blocked.init(s.dbs)
 	s.stats.init(s.table)
 	s.initScripting()
 	s.initMemory()
+	if err := s.rl.init(cfg.RLPolicies); err != nil {
+		return nil, fmt.Errorf("rate-limit policies: %w", err)
+	}
 	return s, nil
 }
 

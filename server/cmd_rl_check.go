@@ -1,0 +1,283 @@
+package server
+
+import (
+	"github.com/turnstile/turnstile/command"
+	"github.com/turnstile/turnstile/policy"
+	"github.com/turnstile/turnstile/ratelimit"
+	"github.com/turnstile/turnstile/resp"
+	"github.com/turnstile/turnstile/shards"
+)
+
+// RL.CHECK applies named rules (rlpolicy.go) to values atomically: every
+// key is locked for the whole check (the row's Locks), all rules decide
+// on the state as it is, and only if none of the enforced rules denies is
+// anything spent. A rule's key is "rl:<rule>:<value>": a value with a hash
+// tag ({u42}) keeps one user's keys together for a future cluster.
+func rlCheckCommands() []*Command {
+	return []*Command{
+		{Name: "rl.check", Arity: -3, Flags: command.Write | command.AddsKeys, Locks: rlCheckLocks,
+			Args: "[COST <n>] <rule> <value> [<rule> <value> ...]", Group: "module", Since: "0.1.0",
+			Summary: "Checks named rules atomically; spends on all of them only if none denies.", Handler: cmdRLCheck},
+		{Name: "rl.policy", Arity: -2, Group: "module", Since: "0.1.0",
+			Summary: "A container for the named rate-limit rules.", Subs: []*Command{
+				{Name: "load", Arity: 2, Flags: command.Admin, Since: "0.1.0",
+					Summary: "Reads the policy file again, replacing every rule.", Handler: cmdRLPolicyLoad},
+				{Name: "set", Arity: -6, Flags: command.Admin, Args: "<id> <algorithm> <limit> <period> [BURST <b>] [SHADOW]", Since: "0.1.0",
+					Summary: "Adds or replaces a rule.", Handler: cmdRLPolicySet},
+				{Name: "del", Arity: 3, Flags: command.Admin, Args: "<id>", Since: "0.1.0",
+					Summary: "Removes a rule.", Handler: cmdRLPolicyDel},
+				{Name: "get", Arity: 3, Args: "<id>", Since: "0.1.0",
+					Summary: "Shows a rule and its counters.", Handler: cmdRLPolicyGet},
+				{Name: "list", Arity: 2, Since: "0.1.0",
+					Summary: "Lists the rules' ids.", Handler: cmdRLPolicyList},
+				{Name: "help", Arity: 2, Since: "0.1.0",
+					Summary: "Returns helpful text about the different subcommands.", Handler: subcommandHelp},
+			}},
+	}
+}
+
+// rlCheckArgs splits RL.CHECK's arguments into the cost and the rule-value
+// pairs; ok is false when they are malformed (the handler replies why).
+func rlCheckArgs(args [][]byte) (cost int64, costOK bool, pairs [][]byte, ok bool) {
+	cost, costOK, pairs = 1, true, args[1:]
+	if len(pairs) >= 2 && isKeyword(pairs[0], "cost") {
+		n, isInt := resp.ParseInt(pairs[1])
+		cost, costOK, pairs = n, isInt && n >= 1 && n <= ratelimit.MaxLimit, pairs[2:]
+	}
+	return cost, costOK, pairs, costOK && len(pairs) >= 2 && len(pairs)%2 == 0
+}
+
+// rlCheckKey is the key of rule's state for value.
+func rlCheckKey(rule, value []byte) []byte {
+	k := make([]byte, 0, 4+len(rule)+len(value))
+	k = append(k, "rl:"...)
+	k = append(k, rule...)
+	k = append(k, ':')
+	return append(k, value...)
+}
+
+func rlCheckLocks(args [][]byte, db, _ int, add func(int, []byte)) {
+	_, _, pairs, ok := rlCheckArgs(args)
+	if !ok {
+		return
+	}
+	for i := 0; i < len(pairs); i += 2 {
+		add(db, rlCheckKey(pairs[i], pairs[i+1]))
+	}
+}
+
+// rlChecked is one rule's part of a check.
+type rlChecked struct {
+	rule  policy.Rule
+	key   []byte
+	ref   shards.Ref
+	found bool
+	d     ratelimit.Decision
+	next  ratelimit.State
+	stats *ruleStats
+}
+
+// cmdRLCheck implements RL.CHECK [COST n] rule value [rule value ...]. The
+// reply: allowed (1/0); the enforced rule that denied with the longest
+// retry (nil when allowed); its retry_after_ms (-1 when allowed, or when
+// it can never admit the cost); and per rule, in order, [rule, allowed,
+// limit, remaining, retry_after_ms, reset_after_ms, shadow].
+func cmdRLCheck(x *Ctx) {
+	cost, costOK, pairs, ok := rlCheckArgs(x.args)
+	switch {
+	case !costOK:
+		x.w.Error("ERR COST must be a positive integer")
+		return
+	case !ok:
+		x.w.Error("ERR wrong number of arguments for 'rl.check' command")
+		return
+	}
+	set := x.s.rl.set.Load()
+	checks := make([]rlChecked, len(pairs)/2)
+	for i := range checks {
+		id := pairs[2*i]
+		r, found := set.Get(string(id))
+		if !found {
+			x.w.Error("ERR unknown rule '" + string(id) + "'")
+			return
+		}
+		checks[i].rule, checks[i].key = r, rlCheckKey(id, pairs[2*i+1])
+		for _, prev := range checks[:i] {
+			if string(prev.key) == string(checks[i].key) {
+				x.w.Error("ERR rule '" + r.ID + "' is given the same value twice")
+				return
+			}
+		}
+	}
+	denier, longest := -1, int64(0)
+	for i := range checks {
+		c := &checks[i]
+		e, ref, found := x.lookup(c.key)
+		st, ok := rlLoad(x, e, found)
+		if !ok {
+			return
+		}
+		algo, rule := rlRuleOf(c.rule)
+		if !found || st.Algo != algo {
+			st = ratelimit.State{Algo: algo}
+		}
+		st.Rule = rule
+		c.ref, c.found, c.stats = ref, found, x.s.rl.statsOf(c.rule.ID)
+		c.d, c.next = ratelimit.Decide(st, x.now, cost)
+		if c.d.Allowed || c.rule.Shadow {
+			continue
+		}
+		retry := c.d.RetryAfter
+		if retry < 0 { // never: the longest of all
+			retry = 1<<63 - 1
+		}
+		if denier < 0 || retry > longest {
+			denier, longest = i, retry
+		}
+	}
+	for i := range checks {
+		c := &checks[i]
+		switch {
+		case !c.d.Allowed && c.rule.Shadow:
+			c.stats.shadowDenied.Add(1)
+		case !c.d.Allowed:
+			c.stats.denied.Add(1)
+		case denier < 0:
+			c.stats.allowed.Add(1)
+			x.set(c.ref, c.key, shards.Entry{Kind: shards.KindBytes,
+				Str: x.opBytes(ratelimit.AppendState(make([]byte, 0, 64), c.next)), Exp: x.now + c.d.ResetAfter})
+		}
+	}
+	x.w.Array(4)
+	if denier < 0 {
+		x.w.Int(1)
+		x.w.Null()
+		x.w.Int(-1)
+	} else {
+		x.w.Int(0)
+		x.w.BulkString(checks[denier].rule.ID)
+		x.w.Int(rlRetryMs(checks[denier].d))
+	}
+	x.w.Array(len(checks))
+	for _, c := range checks {
+		x.w.Array(7)
+		x.w.BulkString(c.rule.ID)
+		x.w.Int(int64(boolInt(c.d.Allowed)))
+		x.w.Int(c.d.Limit)
+		x.w.Int(c.d.Remaining)
+		x.w.Int(rlRetryMs(c.d))
+		x.w.Int(ceilMs(c.d.ResetAfter))
+		x.w.Int(int64(boolInt(c.rule.Shadow)))
+	}
+}
+
+// rlRetryMs is a decision's retry_after_ms: -1 when allowed or never.
+func rlRetryMs(d ratelimit.Decision) int64 {
+	if d.RetryAfter < 0 {
+		return -1
+	}
+	return ceilMs(d.RetryAfter)
+}
+
+// rlRuleOf is the algorithm and ratelimit rule of a policy rule (validated
+// when the policy was read, so NewRule cannot fail).
+func rlRuleOf(r policy.Rule) (ratelimit.Algo, ratelimit.Rule) {
+	algo, _ := ratelimit.ParseAlgo(r.Algorithm)
+	return algo, ratelimit.Rule{Limit: r.Limit, Period: r.Period, Burst: r.Burst}
+}
+
+func cmdRLPolicyLoad(x *Ctx) {
+	if _, err := x.s.rl.load(); err != nil {
+		x.w.Error("ERR " + err.Error())
+		return
+	}
+	x.w.OK()
+}
+
+// cmdRLPolicySet implements RL.POLICY SET id algorithm limit period
+// [BURST b] [SHADOW].
+func cmdRLPolicySet(x *Ctx) {
+	a := x.args
+	limit, ok := resp.ParseInt(a[4])
+	if !ok {
+		x.w.Error(errNotInt)
+		return
+	}
+	var burst int64
+	shadow := false
+	for i := 6; i < len(a); i++ {
+		switch {
+		case isKeyword(a[i], "burst") && i+1 < len(a):
+			if burst, ok = resp.ParseInt(a[i+1]); !ok {
+				x.w.Error(errNotInt)
+				return
+			}
+			i++
+		case isKeyword(a[i], "shadow"):
+			shadow = true
+		default:
+			x.w.Error(errSyntax)
+			return
+		}
+	}
+	r, err := policy.NewRule(string(a[2]), string(a[3]), limit, string(a[5]), burst, shadow, nil)
+	if err != nil {
+		x.w.Error("ERR " + err.Error())
+		return
+	}
+	x.s.rl.update(func(s *policy.Set) *policy.Set { return s.With(r) })
+	x.w.OK()
+}
+
+func cmdRLPolicyDel(x *Ctx) {
+	found := false
+	x.s.rl.update(func(s *policy.Set) *policy.Set {
+		out, ok := s.Without(string(x.args[2]))
+		found = ok
+		return out
+	})
+	x.w.Int(int64(boolInt(found)))
+}
+
+// cmdRLPolicyGet implements RL.POLICY GET id: the rule and its counters
+// as a map (RESP2: name-value pairs), nil for an unknown id.
+func cmdRLPolicyGet(x *Ctx) {
+	r, ok := x.s.rl.set.Load().Get(string(x.args[2]))
+	if !ok {
+		x.w.Null()
+		return
+	}
+	st := x.s.rl.statsOf(r.ID)
+	x.w.Map(10)
+	x.w.BulkString("id")
+	x.w.BulkString(r.ID)
+	x.w.BulkString("algorithm")
+	x.w.BulkString(r.Algorithm)
+	x.w.BulkString("limit")
+	x.w.Int(r.Limit)
+	x.w.BulkString("per")
+	x.w.BulkString(policy.FormatPeriod(r.Period))
+	x.w.BulkString("burst")
+	x.w.Int(r.Burst)
+	x.w.BulkString("shadow")
+	x.w.BulkString(yesNo(r.Shadow))
+	x.w.BulkString("key")
+	x.w.Array(len(r.Key))
+	for _, k := range r.Key {
+		x.w.BulkString(k)
+	}
+	x.w.BulkString("allowed")
+	x.w.Int(st.allowed.Load())
+	x.w.BulkString("denied")
+	x.w.Int(st.denied.Load())
+	x.w.BulkString("shadow_denied")
+	x.w.Int(st.shadowDenied.Load())
+}
+
+func cmdRLPolicyList(x *Ctx) {
+	rules := x.s.rl.set.Load().Rules
+	x.w.Array(len(rules))
+	for _, r := range rules {
+		x.w.BulkString(r.ID)
+	}
+}

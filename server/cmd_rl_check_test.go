@@ -1,0 +1,158 @@
+package server
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+const testPolicies = `{ "rules": [
+	{ "id": "login-ip", "key": ["ip"], "algorithm": "sliding", "limit": 5, "per": "1m", "burst": 0, "shadow": false },
+	{ "id": "user", "key": ["user"], "algorithm": "gcra", "limit": 3, "per": "1m" },
+	{ "id": "strict", "key": ["user"], "algorithm": "fixed", "limit": 1, "per": "1h", "shadow": true }
+] }`
+
+// newPolicyServer starts a server with testPolicies in a file it returns.
+func newPolicyServer(t *testing.T) (*rawConn, string, *Server) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "policies.json")
+	if err := os.WriteFile(path, []byte(testPolicies), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s, addr, _ := newTestServer(t, func(c *Config) { c.RLPolicies = path })
+	return dialRaw(t, addr), path, s
+}
+
+// TestRLCheckSpendsNothingOnDeny: three rules checked atomically; when one
+// enforced rule denies, no rule spends; a shadow rule never denies but
+// counts what it would have denied.
+func TestRLCheckSpendsNothingOnDeny(t *testing.T) {
+	c, _, _ := newPolicyServer(t)
+	if got := c.do("RL.POLICY", "LIST"); got != "*3\r\n$8\r\nlogin-ip\r\n$4\r\nuser\r\n$6\r\nstrict\r\n" {
+		t.Fatalf("RL.POLICY LIST: %q", got)
+	}
+	check := func() string { return c.do("RL.CHECK", "login-ip", "10.0.0.1", "user", "u42", "strict", "u42") }
+	// 1st: all allowed; the shadow rule (1 per hour) too.
+	if got := check(); !strings.HasPrefix(got, "*4\r\n:1\r\n$-1\r\n:-1\r\n*3\r\n*7\r\n$8\r\nlogin-ip\r\n:1\r\n:5\r\n:4\r\n") {
+		t.Fatalf("1st check: %q", got)
+	}
+	// 2nd and 3rd: the shadow rule would deny, but does not.
+	for i := 2; i <= 3; i++ {
+		got := check()
+		if !strings.HasPrefix(got, "*4\r\n:1\r\n$-1\r\n") || !strings.Contains(got, "$6\r\nstrict\r\n:0\r\n") {
+			t.Fatalf("check %d: %q", i, got)
+		}
+	}
+	// 4th: "user" (3 per minute, bucket of 3) denies: nothing is spent.
+	before := c.do("GET", "rl:login-ip:10.0.0.1")
+	got := check()
+	if !strings.HasPrefix(got, "*4\r\n:0\r\n$4\r\nuser\r\n:20000\r\n") {
+		t.Fatalf("4th check: %q", got)
+	}
+	if after := c.do("GET", "rl:login-ip:10.0.0.1"); after != before {
+		t.Fatalf("a denied check spent on login-ip: %q -> %q", before, after)
+	}
+	// Counters: user allowed 3, denied 1; strict shadow-denied 3.
+	if got := c.do("RL.POLICY", "GET", "user"); !strings.Contains(got, "$7\r\nallowed\r\n:3\r\n$6\r\ndenied\r\n:1\r\n") {
+		t.Fatalf("user counters: %q", got)
+	}
+	if got := c.do("RL.POLICY", "GET", "strict"); !strings.Contains(got, "$13\r\nshadow_denied\r\n:3\r\n") {
+		t.Fatalf("strict counters: %q", got)
+	}
+	// The longest retry names the rule: COST 5 exceeds "user"'s bucket
+	// for ever, which beats any finite wait.
+	if got := c.do("RL.CHECK", "COST", "5", "login-ip", "10.0.0.2", "user", "u43"); !strings.HasPrefix(got, "*4\r\n:0\r\n$4\r\nuser\r\n:-1\r\n") {
+		t.Fatalf("cost 5: %q", got)
+	}
+}
+
+// TestRLPolicyCommands: SET, DEL, GET, LOAD (good and bad file), errors.
+func TestRLPolicyCommands(t *testing.T) {
+	c, path, _ := newPolicyServer(t)
+	for _, step := range []struct {
+		want string
+		args []string
+	}{
+		{"+OK", []string{"RL.POLICY", "SET", "otp", "log", "3", "10m", "SHADOW"}},
+		{":1", []string{"RL.POLICY", "DEL", "strict"}},
+		{":0", []string{"RL.POLICY", "DEL", "strict"}},
+		{"$-1", []string{"RL.POLICY", "GET", "strict"}},
+	} {
+		if got := c.do(step.args...); got != step.want+"\r\n" {
+			t.Errorf("%v: %q, want %q", step.args, got, step.want)
+		}
+	}
+	want := map[string][]string{
+		"-ERR rule.per: period \"10x\" is not a positive integer with a unit (ms, s, m, h or d)": {"RL.POLICY", "SET", "otp", "log", "3", "10x"},
+		"-ERR rule.algorithm: \"token\" is not one of gcra, fixed, sliding, log":                 {"RL.POLICY", "SET", "otp", "token", "3", "10m"},
+		"-ERR unknown rule 'nope'":                                   {"RL.CHECK", "nope", "x"},
+		"-ERR wrong number of arguments for 'rl.check' command":      {"RL.CHECK", "user", "a", "user"},
+		"-ERR COST must be a positive integer":                       {"RL.CHECK", "COST", "0", "user", "a"},
+		"-ERR rule 'user' is given the same value twice":             {"RL.CHECK", "user", "a", "user", "a"},
+		"-ERR wrong number of arguments for 'rl.policy|set' command": {"RL.POLICY", "SET", "x", "log", "3"},
+	}
+	for w, args := range want {
+		if got := c.do(args...); got != w+"\r\n" {
+			t.Errorf("%v: %q, want %q", args, got, w)
+		}
+	}
+	if got := c.do("RL.POLICY", "GET", "otp"); !strings.Contains(got, "$6\r\nshadow\r\n$3\r\nyes\r\n") {
+		t.Fatalf("GET otp: %q", got)
+	}
+	// A broken file: LOAD fails with the file and field, the rules stay.
+	if err := os.WriteFile(path, []byte(`{"rules": [{"id": "a", "algorithm": "fixed", "limit": 5}]}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if got := c.do("RL.POLICY", "LOAD"); got != "-ERR "+path+": rules[0].per: missing (e.g. \"1m\")\r\n" {
+		t.Fatalf("LOAD of a broken file: %q", got)
+	}
+	if got := c.do("RL.POLICY", "LIST"); got != "*3\r\n$8\r\nlogin-ip\r\n$4\r\nuser\r\n$3\r\notp\r\n" {
+		t.Fatalf("rules after a failed LOAD: %q", got)
+	}
+	// A good one replaces everything (RL.POLICY SET's rule included).
+	if err := os.WriteFile(path, []byte(`{"rules": [{"id": "only", "algorithm": "fixed", "limit": 1, "per": "1s"}]}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if got := c.do("RL.POLICY", "LOAD"); got != "+OK\r\n" {
+		t.Fatalf("LOAD: %q", got)
+	}
+	if got := c.do("RL.POLICY", "LIST"); got != "*1\r\n$4\r\nonly\r\n" {
+		t.Fatalf("rules after LOAD: %q", got)
+	}
+}
+
+// TestRLCheckKeysAndTransactions: COMMAND GETKEYS shows the derived keys,
+// and RL.CHECK works inside MULTI.
+func TestRLCheckKeysAndTransactions(t *testing.T) {
+	c, _, _ := newPolicyServer(t)
+	if got := c.do("COMMAND", "GETKEYS", "RL.CHECK", "COST", "2", "user", "{u1}", "login-ip", "1.2.3.4"); got != "*2\r\n$12\r\nrl:user:{u1}\r\n$19\r\nrl:login-ip:1.2.3.4\r\n" {
+		t.Fatalf("GETKEYS: %q", got)
+	}
+	c.do("MULTI")
+	c.do("RL.CHECK", "user", "m")
+	c.do("RL.CHECK", "user", "m")
+	if got := c.do("EXEC"); !strings.HasPrefix(got, "*2\r\n*4\r\n:1\r\n") || strings.Count(got, "*4\r\n:1\r\n") != 2 {
+		t.Fatalf("EXEC: %q", got)
+	}
+	if got := c.do("RL.INFO", "rl:user:m"); !strings.Contains(got, "$9\r\nremaining\r\n:1\r\n") {
+		t.Fatalf("after two checks in MULTI: %q", got)
+	}
+}
+
+// TestRLPoliciesBadFileRefusesStart: a policy file with a mistake stops
+// the server from starting, naming the file and the field.
+func TestRLPoliciesBadFileRefusesStart(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "p.yaml")
+	if err := os.WriteFile(path, []byte("rules:\n  - {id: a, algorithm: fixed, limit: 0, per: 1s}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg := DefaultConfig()
+	cfg.RLPolicies = path
+	_, err := New(cfg)
+	if err == nil || !strings.Contains(err.Error(), path+": rules[0].limit: limit must be a positive integer") {
+		t.Fatalf("New: %v", err)
+	}
+	_ = time.Second
+}
