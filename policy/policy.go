@@ -10,6 +10,11 @@
 //	{ "rules": [ { "id": "login-ip", "key": ["ip"], "algorithm": "sliding",
 //	               "limit": 5, "per": "1m", "burst": 0, "shadow": false } ] }
 //
+// The lesson's own example (§8) is read as written too: "rate" for
+// "limit", no "algorithm" (gcra, its recommendation), and "failMode"
+// ("open" or "closed": what a client does when the server cannot be
+// reached; the server only keeps and reports it).
+//
 // Every field is checked: unknown fields, a missing id, limit or period, a
 // duplicate id, an unknown algorithm and out-of-range numbers are errors
 // naming the file and the field (rules[2].per: …). A Set is immutable
@@ -50,8 +55,9 @@ type Rule struct {
 	Algorithm string   // GCRA, Fixed, Sliding or Log
 	Limit     int64
 	Period    int64 // ns
-	Burst     int64 // GCRA: the bucket's capacity (0: Limit)
-	Shadow    bool  // count would-be denials, never deny
+	Burst     int64  // GCRA: the bucket's capacity (0: Limit)
+	Shadow    bool   // count would-be denials, never deny
+	FailMode  string // "open" (default) or "closed": for clients when the server is unreachable
 }
 
 // Set is a parsed policy file: its rules in file order, by id.
@@ -78,9 +84,11 @@ type fileRule struct {
 	Key       []string `json:"key" yaml:"key"`
 	Algorithm *string  `json:"algorithm" yaml:"algorithm"`
 	Limit     *int64   `json:"limit" yaml:"limit"`
+	Rate      *int64   `json:"rate" yaml:"rate"` // the seed's name for limit
 	Per       *string  `json:"per" yaml:"per"`
 	Burst     *int64   `json:"burst" yaml:"burst"`
 	Shadow    *bool    `json:"shadow" yaml:"shadow"`
+	FailMode  *string  `json:"failMode" yaml:"failMode"`
 }
 
 type file struct {
@@ -145,19 +153,26 @@ func (fr fileRule) validate() (Rule, error) {
 		}
 	}
 	r.Key = fr.Key
-	if fr.Algorithm == nil {
-		return r, fieldError("algorithm", "missing (gcra, fixed, sliding or log)")
+	algorithm := GCRA // the seed's recommendation, and its example's default
+	if fr.Algorithm != nil {
+		algorithm = *fr.Algorithm
 	}
-	switch a := strings.ToLower(*fr.Algorithm); a {
+	switch a := strings.ToLower(algorithm); a {
 	case GCRA, Fixed, Sliding, Log:
 		r.Algorithm = a
 	default:
-		return r, fieldError("algorithm", "%q is not one of gcra, fixed, sliding, log", *fr.Algorithm)
+		return r, fieldError("algorithm", "%q is not one of gcra, fixed, sliding, log", algorithm)
 	}
-	if fr.Limit == nil {
+	switch {
+	case fr.Limit != nil && fr.Rate != nil:
+		return r, fieldError("rate", "give limit or rate (the same thing), not both")
+	case fr.Limit != nil:
+		r.Limit = *fr.Limit
+	case fr.Rate != nil:
+		r.Limit = *fr.Rate
+	default:
 		return r, fieldError("limit", "missing")
 	}
-	r.Limit = *fr.Limit
 	if fr.Per == nil {
 		return r, fieldError("per", "missing (e.g. \"1m\")")
 	}
@@ -184,6 +199,15 @@ func (fr fileRule) validate() (Rule, error) {
 	}
 	if fr.Shadow != nil {
 		r.Shadow = *fr.Shadow
+	}
+	r.FailMode = "open"
+	if fr.FailMode != nil {
+		switch m := strings.ToLower(*fr.FailMode); m {
+		case "open", "closed":
+			r.FailMode = m
+		default:
+			return r, fieldError("failMode", "%q is not open or closed", *fr.FailMode)
+		}
 	}
 	return r, nil
 }

@@ -78,6 +78,34 @@ rules:
 	}
 }
 
+// TestParseSeedExample reads the seed lesson's own policy example (§8)
+// as it is written.
+func TestParseSeedExample(t *testing.T) {
+	const seed = `{ "rules": [
+  { "id": "user-default", "key": ["user"],          "rate": 100, "per": "1m", "burst": 20 },
+  { "id": "login",        "key": ["user", "ip"],    "rate": 10,  "per": "15m" },
+  { "id": "otp-sms",      "key": ["phone"],         "rate": 3,   "per": "10m", "failMode": "closed" },
+  { "id": "tenant",       "key": ["tenant"],        "rate": 500, "per": "1s",  "burst": 1000 }
+] }`
+	set, err := Parse("seed.json", []byte(seed))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []Rule{
+		{ID: "user-default", Key: []string{"user"}, Algorithm: GCRA, Limit: 100, Period: int64(time.Minute), Burst: 20, FailMode: "open"},
+		{ID: "login", Key: []string{"user", "ip"}, Algorithm: GCRA, Limit: 10, Period: int64(15 * time.Minute), FailMode: "open"},
+		{ID: "otp-sms", Key: []string{"phone"}, Algorithm: GCRA, Limit: 3, Period: int64(10 * time.Minute), FailMode: "closed"},
+		{ID: "tenant", Key: []string{"tenant"}, Algorithm: GCRA, Limit: 500, Period: int64(time.Second), Burst: 1000, FailMode: "open"},
+	}
+	for i, w := range want {
+		g := set.Rules[i]
+		if g.ID != w.ID || strings.Join(g.Key, ",") != strings.Join(w.Key, ",") || g.Algorithm != w.Algorithm || g.Limit != w.Limit ||
+			g.Period != w.Period || g.Burst != w.Burst || g.FailMode != w.FailMode || g.Shadow {
+			t.Errorf("rule %d: %+v, want %+v", i, g, w)
+		}
+	}
+}
+
 // TestParseErrors: every mistake names the file and the field.
 func TestParseErrors(t *testing.T) {
 	cases := []struct{ name, data, want string }{
@@ -87,7 +115,8 @@ func TestParseErrors(t *testing.T) {
 		{"p.json", `{"rules": [{"id": "a b", "algorithm": "fixed", "limit": 5, "per": "1m"}]}`, `p.json: rules[0].id: "a b" must be`},
 		{"p.json", `{"rules": [{"id": "a", "algorithm": "fixed", "limit": 5, "per": "1m"}, {"id": "a", "algorithm": "log", "limit": 5, "per": "1m"}]}`, `p.json: rules[1].id: "a" is already the id of rules[0]`},
 		{"p.json", `{"rules": [{"id": "a", "algorithm": "token", "limit": 5, "per": "1m"}]}`, `p.json: rules[0].algorithm: "token" is not one of`},
-		{"p.json", `{"rules": [{"id": "a", "limit": 5, "per": "1m"}]}`, `p.json: rules[0].algorithm: missing`},
+		{"p.json", `{"rules": [{"id": "a", "algorithm": "fixed", "limit": 5, "rate": 5, "per": "1m"}]}`, `p.json: rules[0].rate: give limit or rate`},
+		{"p.json", `{"rules": [{"id": "a", "rate": 5, "per": "1m", "failMode": "half"}]}`, `p.json: rules[0].failMode: "half" is not open or closed`},
 		{"p.json", `{"rules": [{"id": "a", "algorithm": "fixed", "per": "1m"}]}`, `p.json: rules[0].limit: missing`},
 		{"p.json", `{"rules": [{"id": "a", "algorithm": "fixed", "limit": 0, "per": "1m"}]}`, `p.json: rules[0].limit: limit must be a positive integer`},
 		{"p.json", `{"rules": [{"id": "a", "algorithm": "fixed", "limit": 5}]}`, `p.json: rules[0].per: missing`},

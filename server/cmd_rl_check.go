@@ -11,8 +11,9 @@ import (
 // RL.CHECK applies named rules (rlpolicy.go) to values atomically: every
 // key is locked for the whole check (the row's Locks), all rules decide
 // on the state as it is, and only if none of the enforced rules denies is
-// anything spent. A rule's key is "rl:<rule>:<value>": a value with a hash
-// tag ({u42}) keeps one user's keys together for a future cluster.
+// anything spent. A rule's key is "rl:{<value>}:<rule>", the seed's
+// layout (§8: rl:{u42}:user-default): the hash tag keeps every rule's key
+// of one value in one slot, for a future cluster.
 func rlCheckCommands() []*Command {
 	return []*Command{
 		{Name: "rl.check", Arity: -3, Flags: command.Write | command.AddsKeys, Locks: rlCheckLocks,
@@ -47,13 +48,13 @@ func rlCheckArgs(args [][]byte) (cost int64, costOK bool, pairs [][]byte, ok boo
 	return cost, costOK, pairs, costOK && len(pairs) >= 2 && len(pairs)%2 == 0
 }
 
-// rlCheckKey is the key of rule's state for value.
+// rlCheckKey is the key of rule's state for value: rl:{value}:rule.
 func rlCheckKey(rule, value []byte) []byte {
-	k := make([]byte, 0, 4+len(rule)+len(value))
-	k = append(k, "rl:"...)
-	k = append(k, rule...)
-	k = append(k, ':')
-	return append(k, value...)
+	k := make([]byte, 0, 6+len(rule)+len(value))
+	k = append(k, "rl:{"...)
+	k = append(k, value...)
+	k = append(k, "}:"...)
+	return append(k, rule...)
 }
 
 func rlCheckLocks(args [][]byte, db, _ int, add func(int, []byte)) {
@@ -248,7 +249,7 @@ func cmdRLPolicyGet(x *Ctx) {
 		return
 	}
 	st := x.s.rl.statsOf(r.ID)
-	x.w.Map(10)
+	x.w.Map(11)
 	x.w.BulkString("id")
 	x.w.BulkString(r.ID)
 	x.w.BulkString("algorithm")
@@ -261,6 +262,8 @@ func cmdRLPolicyGet(x *Ctx) {
 	x.w.Int(r.Burst)
 	x.w.BulkString("shadow")
 	x.w.BulkString(yesNo(r.Shadow))
+	x.w.BulkString("fail_mode")
+	x.w.BulkString(r.FailMode)
 	x.w.BulkString("key")
 	x.w.Array(len(r.Key))
 	for _, k := range r.Key {

@@ -46,12 +46,12 @@ func TestRLCheckSpendsNothingOnDeny(t *testing.T) {
 		}
 	}
 	// 4th: "user" (3 per minute, bucket of 3) denies: nothing is spent.
-	before := c.do("GET", "rl:login-ip:10.0.0.1")
+	before := c.do("GET", "rl:{10.0.0.1}:login-ip")
 	got := check()
 	if !strings.HasPrefix(got, "*4\r\n:0\r\n$4\r\nuser\r\n:20000\r\n") {
 		t.Fatalf("4th check: %q", got)
 	}
-	if after := c.do("GET", "rl:login-ip:10.0.0.1"); after != before {
+	if after := c.do("GET", "rl:{10.0.0.1}:login-ip"); after != before {
 		t.Fatalf("a denied check spent on login-ip: %q -> %q", before, after)
 	}
 	// Counters: user allowed 3, denied 1; strict shadow-denied 3.
@@ -127,7 +127,7 @@ func TestRLPolicyCommands(t *testing.T) {
 // and RL.CHECK works inside MULTI.
 func TestRLCheckKeysAndTransactions(t *testing.T) {
 	c, _, _ := newPolicyServer(t)
-	if got := c.do("COMMAND", "GETKEYS", "RL.CHECK", "COST", "2", "user", "{u1}", "login-ip", "1.2.3.4"); got != "*2\r\n$12\r\nrl:user:{u1}\r\n$19\r\nrl:login-ip:1.2.3.4\r\n" {
+	if got := c.do("COMMAND", "GETKEYS", "RL.CHECK", "COST", "2", "user", "{u1}", "login-ip", "1.2.3.4"); got != "*2\r\n$14\r\nrl:{{u1}}:user\r\n$21\r\nrl:{1.2.3.4}:login-ip\r\n" {
 		t.Fatalf("GETKEYS: %q", got)
 	}
 	c.do("MULTI")
@@ -136,7 +136,7 @@ func TestRLCheckKeysAndTransactions(t *testing.T) {
 	if got := c.do("EXEC"); !strings.HasPrefix(got, "*2\r\n*4\r\n:1\r\n") || strings.Count(got, "*4\r\n:1\r\n") != 2 {
 		t.Fatalf("EXEC: %q", got)
 	}
-	if got := c.do("RL.INFO", "rl:user:m"); !strings.Contains(got, "$9\r\nremaining\r\n:1\r\n") {
+	if got := c.do("RL.INFO", "rl:{m}:user"); !strings.Contains(got, "$9\r\nremaining\r\n:1\r\n") {
 		t.Fatalf("after two checks in MULTI: %q", got)
 	}
 }
