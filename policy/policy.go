@@ -54,7 +54,7 @@ type Rule struct {
 	Key       []string // the names of the key's parts, documentation for callers
 	Algorithm string   // GCRA, Fixed, Sliding or Log
 	Limit     int64
-	Period    int64 // ns
+	Period    int64  // ns
 	Burst     int64  // GCRA: the bucket's capacity (0: Limit)
 	Shadow    bool   // count would-be denials, never deny
 	FailMode  string // "open" (default) or "closed": for clients when the server is unreachable
