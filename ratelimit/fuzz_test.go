@@ -66,6 +66,7 @@ func FuzzDecodeState(f *testing.F) {
 		{Algo: AlgoSliding, Rule: Rule{Limit: 5, Period: 60e9}, Sliding: SlidingState{Window: 28_333_333, Cur: 2, Prev: 5}},
 		{Algo: AlgoLog, Rule: Rule{Limit: 5, Period: 60e9}, Log: LogState{Entries: []Entry{{1e18, 1}, {1e18 + 5, 2}}}},
 		{Algo: AlgoQueue, Rule: Rule{Limit: 10, Period: 1e9, Burst: 20}, Queue: QueueState{Free: 1e18}},
+		{Algo: AlgoLease, Rule: Rule{Limit: 10, Period: 1e9}, Lease: LeaseState{Next: 1e18 + 2, Leases: []Lease{{1e18, 1e18 + 5, 1}, {1e18 + 1, 1e18 + 7, 3}}}},
 	} {
 		f.Add(AppendState(nil, st))
 	}

@@ -17,9 +17,10 @@ const (
 	AlgoSliding
 	AlgoLog
 	AlgoQueue
+	AlgoLease
 )
 
-var algoNames = [...]string{AlgoGCRA: "gcra", AlgoFixed: "fixed", AlgoSliding: "sliding", AlgoLog: "log", AlgoQueue: "queue"}
+var algoNames = [...]string{AlgoGCRA: "gcra", AlgoFixed: "fixed", AlgoSliding: "sliding", AlgoLog: "log", AlgoQueue: "queue", AlgoLease: "lease"}
 
 func (a Algo) String() string {
 	if int(a) < len(algoNames) && algoNames[a] != "" {
@@ -48,9 +49,11 @@ type State struct {
 	Sliding SlidingState
 	Log     LogState
 	Queue   QueueState
+	Lease   LeaseState
 }
 
-// Decide applies a request of cost at now with st's algorithm and rule.
+// Decide applies a request of cost at now with st's algorithm and rule
+// (not for AlgoLease: see Rule.Acquire).
 func Decide(st State, now, cost int64) (Decision, State) {
 	var d Decision
 	switch st.Algo {
@@ -89,6 +92,7 @@ func AppendState(dst []byte, st State) []byte {
 	switch st.Algo {
 	case AlgoGCRA:
 		dst = binary.AppendUvarint(dst, uint64(st.GCRA.TAT))
+		dst = binary.AppendUvarint(dst, uint64(st.GCRA.Lent))
 	case AlgoFixed:
 		dst = binary.AppendUvarint(dst, uint64(st.Fixed.Window))
 		dst = binary.AppendUvarint(dst, uint64(st.Fixed.Count))
@@ -100,6 +104,14 @@ func AppendState(dst []byte, st State) []byte {
 		dst = AppendLog(dst, st.Log)
 	case AlgoQueue:
 		dst = binary.AppendUvarint(dst, uint64(st.Queue.Free))
+	case AlgoLease:
+		dst = binary.AppendUvarint(dst, st.Lease.Next)
+		dst = binary.AppendUvarint(dst, uint64(len(st.Lease.Leases)))
+		for _, l := range st.Lease.Leases {
+			dst = binary.AppendUvarint(dst, l.ID)
+			dst = binary.AppendUvarint(dst, uint64(l.Exp))
+			dst = binary.AppendUvarint(dst, uint64(l.Cost))
+		}
 	}
 	return dst
 }
@@ -139,7 +151,7 @@ func DecodeState(b []byte, entries []Entry) (State, error) {
 	st.Rule = rule
 	switch st.Algo {
 	case AlgoGCRA:
-		st.GCRA.TAT = r.next()
+		st.GCRA = GCRAState{TAT: r.next(), Lent: r.next()}
 	case AlgoFixed:
 		st.Fixed = FixedState{Window: r.next(), Count: r.next()}
 	case AlgoSliding:
@@ -151,6 +163,20 @@ func DecodeState(b []byte, entries []Entry) (State, error) {
 		r.b = nil
 	case AlgoQueue:
 		st.Queue.Free = r.next()
+	case AlgoLease:
+		next := r.next()
+		n := r.next()
+		if r.bad || n > int64(len(r.b)) { // every lease takes at least 3 bytes
+			return State{}, ErrCorrupt
+		}
+		st.Lease = LeaseState{Next: uint64(next)}
+		for range n {
+			l := Lease{ID: uint64(r.next()), Exp: r.next(), Cost: r.next()}
+			if l.Cost < 1 || l.Cost > MaxLimit {
+				return State{}, ErrCorrupt
+			}
+			st.Lease.Leases = append(st.Lease.Leases, l)
+		}
 	default:
 		return State{}, ErrCorrupt
 	}
