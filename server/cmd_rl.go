@@ -193,15 +193,7 @@ func rlApply(x *Ctx, key []byte, req rlRequest) (ratelimit.Decision, bool) {
 	if !d.Allowed || req.peek {
 		return d, true
 	}
-	if d.ResetAfter <= 0 {
-		if found {
-			x.del(key)
-		}
-		return d, true
-	}
-	var buf [64]byte
-	val := x.opBytes(ratelimit.AppendState(buf[:0], next))
-	x.set(ref, key, shards.Entry{Kind: shards.KindBytes, Str: val, Exp: x.now + d.ResetAfter})
+	storeRL(x, ref, key, found, next, d.ResetAfter)
 	return d, true
 }
 
@@ -269,10 +261,13 @@ func cmdRLInfo(x *Ctx) {
 		x.w.Null()
 		return
 	}
-	d, _ := ratelimit.Decide(st, x.now, 1) // a peek: what one more request would find
-	remaining := d.Remaining
-	if d.Allowed {
-		remaining++ // the peek's own request is not spent
+	var remaining int64
+	if st.Algo == ratelimit.AlgoLease {
+		d, _, _ := st.Rule.Acquire(st.Lease, x.now, 1, 1) // a peek at a copy's room
+		remaining = d.Remaining + int64(boolInt(d.Allowed))
+	} else {
+		d, _ := ratelimit.Decide(st, x.now, 1) // a peek: what one more request would find
+		remaining = d.Remaining + int64(boolInt(d.Allowed)) // the peek's own request is not spent
 	}
 	type field struct {
 		name string
@@ -285,8 +280,10 @@ func cmdRLInfo(x *Ctx) {
 		{name: "period", str: policy.FormatPeriod(st.Rule.Period)},
 	}
 	switch st.Algo {
+	case ratelimit.AlgoLease:
+		fields = fields[:2] // leases have no period
 	case ratelimit.AlgoGCRA:
-		fields = append(fields, field{name: "burst", num: st.Rule.Capacity()})
+		fields = append(fields, field{name: "burst", num: st.Rule.Capacity()}, field{name: "lent", num: st.GCRA.Lent})
 	case ratelimit.AlgoQueue:
 		fields = append(fields, field{name: "burst", num: st.Rule.Burst})
 	}

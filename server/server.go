@@ -254,7 +254,7 @@ func New(cfg Config) (*Server, error) {
 		connectionCommands(), serverCommands(), transactionCommands(),
 		stringCommands(), keyCommands(), objectCommands(), throttleCommands(), persistCommands(),
 		setCommands(), hashCommands(), zsetCommands(), listCommands(), blockingCommands(), streamCommands(),
-		pubsubCommands(), scriptingCommands(), raftCommands(), rlCommands(), rlCheckCommands(),
+		pubsubCommands(), scriptingCommands(), raftCommands(), rlCommands(), rlCheckCommands(), rlLeaseCommands(),
 		cfg.extraCommands,
 	)
 	s.blocked.init(s.dbs)
