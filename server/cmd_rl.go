@@ -266,7 +266,7 @@ func cmdRLInfo(x *Ctx) {
 		d, _, _ := st.Rule.Acquire(st.Lease, x.now, 1, 1) // a peek at a copy's room
 		remaining = d.Remaining + int64(boolInt(d.Allowed))
 	} else {
-		d, _ := ratelimit.Decide(st, x.now, 1) // a peek: what one more request would find
+		d, _ := ratelimit.Decide(st, x.now, 1)              // a peek: what one more request would find
 		remaining = d.Remaining + int64(boolInt(d.Allowed)) // the peek's own request is not spent
 	}
 	type field struct {
