@@ -180,6 +180,7 @@ func rlLoad(x *Ctx, e shards.Entry, found bool) (st ratelimit.State, ok bool) {
 // rlApply runs the request on key: read, decide, and store the new state
 // when admitted (not for PEEK), with the key's lifetime.
 func rlApply(x *Ctx, key []byte, req rlRequest) (ratelimit.Decision, bool) {
+	x.noteHot(key)
 	e, ref, found := x.lookup(key)
 	st, ok := rlLoad(x, e, found)
 	if !ok {

@@ -113,6 +113,7 @@ func cmdRLCheck(x *Ctx) {
 	denier, longest := -1, int64(0)
 	for i := range checks {
 		c := &checks[i]
+		x.noteHot(c.key)
 		e, ref, found := x.lookup(c.key)
 		st, ok := rlLoad(x, e, found)
 		if !ok {

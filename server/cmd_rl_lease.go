@@ -85,6 +85,7 @@ func cmdRLAcquire(x *Ctx) {
 		return
 	}
 	key := a[1]
+	x.noteHot(key)
 	e, ref, found := x.lookup(key)
 	st, ok := rlLoad(x, e, found)
 	if !ok {
@@ -173,6 +174,7 @@ func cmdRLBorrow(x *Ctx) {
 		return
 	}
 	key := a[1]
+	x.noteHot(key)
 	e, ref, found := x.lookup(key)
 	st, ok := rlLoad(x, e, found)
 	if !ok {

@@ -56,6 +56,7 @@ func cmdThrottle(x *Ctx) {
 		return
 	}
 	key := args[1]
+	x.noteHot(key)
 	e, ref, found := x.lookup(key)
 	tat, errText := loadTAT(e, found)
 	if errText != "" {

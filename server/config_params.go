@@ -139,6 +139,10 @@ var configTable = []*ConfigParam{
 		func(c *Config) *bool { return &c.NativeScripts }, yesNoCodec).
 		mutable(func(s *Server) string { return map[bool]string{true: "no", false: "yes"}[s.scripts.noNative.Load()] },
 			func(s *Server, c *Config) { s.scripts.noNative.Store(!c.NativeScripts) }),
+	row("turnstile-hotkeys", "yes|no: count limiter calls per key for RL.HOTKEYS",
+		func(c *Config) *bool { return &c.HotKeys }, yesNoCodec).
+		mutable(func(s *Server) string { return yesNo(s.hot.on.Load()) },
+			func(s *Server, c *Config) { s.hot.on.Store(c.HotKeys) }),
 	row("turnstile-watch-max-keys", "most keys one connection may WATCH",
 		func(c *Config) *int { return &c.MaxWatchedKeys }, integer[int](1, math.MaxInt32)),
 	row("turnstile-multi-max-commands", "most commands one MULTI may queue",

@@ -113,6 +113,8 @@ var configCases = map[string]struct {
 		bad: [][2]string{{"-1", "between 0 and"}, {"5s", "integer"}}},
 	"lua-time-limit": {good: [][2]string{{"2000", "2000"}},
 		bad: [][2]string{{"x", "integer"}}},
+	"turnstile-hotkeys": {good: [][2]string{{"no", "no"}, {"yes", "yes"}},
+		bad: [][2]string{{"1", "'yes' or 'no'"}}},
 	"turnstile-native-scripts": {good: [][2]string{{"no", "no"}, {"yes", "yes"}},
 		bad: [][2]string{{"maybe", "yes"}}},
 	"turnstile-watch-max-keys": {good: [][2]string{{"10", "10"}},
@@ -195,7 +197,7 @@ func TestConfigTableShape(t *testing.T) {
 			t.Errorf("%s: not found by its flag %q", p.Name, p.Flag)
 		}
 	}
-	if want := "[requirepass maxclients timeout client-output-buffer-limit maxmemory maxmemory-policy maxmemory-samples lfu-log-factor lfu-decay-time stop-writes-on-bgsave-error busy-reply-threshold lua-time-limit turnstile-native-scripts]"; fmt.Sprint(mutable) != want {
+	if want := "[requirepass maxclients timeout client-output-buffer-limit maxmemory maxmemory-policy maxmemory-samples lfu-log-factor lfu-decay-time stop-writes-on-bgsave-error busy-reply-threshold lua-time-limit turnstile-native-scripts turnstile-hotkeys]"; fmt.Sprint(mutable) != want {
 		t.Errorf("mutable rows %v, want %s", mutable, want)
 	}
 	if p := LookupConfigParam("SHARDS"); p == nil || p.Name != "turnstile-shards" {

@@ -42,7 +42,16 @@ func newPathClient(tb testing.TB, mod ...func(*Config)) (*Server, *client) {
 // CL.THROTTLE on existing keys: RESP parse, lookup, lock, GCRA decision,
 // store, reply. It must not allocate.
 func BenchmarkThrottlePath(b *testing.B) {
+	for _, hot := range []bool{true, false} {
+		b.Run(map[bool]string{true: "hotkeys=on", false: "hotkeys=off"}[hot], func(b *testing.B) { throttlePath(b, hot) })
+	}
+}
+
+// throttlePath is BenchmarkThrottlePath with hot-key counting on or off
+// (its cost on this path: see RL.HOTKEYS in README).
+func throttlePath(b *testing.B, hot bool) {
 	s, c := newPathClient(b)
+	s.hot.on.Store(hot)
 	const nkeys = 1024
 	reqs := make([][]byte, nkeys)
 	for i := range reqs {

@@ -61,6 +61,9 @@ type Config struct {
 	// RLPolicies is the file of named rate-limit rules RL.CHECK applies
 	// ("rl-policies"; "": none, rules come from RL.POLICY SET).
 	RLPolicies string
+	// HotKeys counts limiter calls per key for RL.HOTKEYS
+	// ("turnstile-hotkeys").
+	HotKeys bool
 
 	// Memory limit (maxmemory.go): bytes (0: none), what happens at it,
 	// keys sampled per eviction, and the LFU counter's parameters.
@@ -115,6 +118,7 @@ func DefaultConfig() Config {
 
 		BusyReplyThreshold: 5000,
 		NativeScripts:      true,
+		HotKeys:            true,
 
 		MaxMemoryPolicy:  "noeviction",
 		MaxMemorySamples: 5,
@@ -169,6 +173,7 @@ type Server struct {
 	outLimits   atomic.Pointer[OutputBufferLimits] // client-output-buffer-limit (outlimit.go)
 	clientMem   clientMem                          // client buffer bytes (clientmem.go)
 	rl          rlPolicies                         // RL.CHECK's named rules (rlpolicy.go)
+	hot         hotState                           // hot limiter keys (hotkeys.go)
 
 	mu      sync.Mutex // guards ln, clients, closed
 	ln      net.Listener
@@ -254,13 +259,14 @@ func New(cfg Config) (*Server, error) {
 		connectionCommands(), serverCommands(), transactionCommands(),
 		stringCommands(), keyCommands(), objectCommands(), throttleCommands(), persistCommands(),
 		setCommands(), hashCommands(), zsetCommands(), listCommands(), blockingCommands(), streamCommands(),
-		pubsubCommands(), scriptingCommands(), raftCommands(), rlCommands(), rlCheckCommands(), rlLeaseCommands(),
+		pubsubCommands(), scriptingCommands(), raftCommands(), rlCommands(), rlCheckCommands(), rlLeaseCommands(), hotkeysCommands(),
 		cfg.extraCommands,
 	)
 	s.blocked.init(s.dbs)
 	s.stats.init(s.table)
 	s.initScripting()
 	s.initMemory()
+	s.hot.init(len(s.dbs), cfg.HotKeys)
 	if err := s.rl.init(cfg.RLPolicies); err != nil {
 		return nil, fmt.Errorf("rate-limit policies: %w", err)
 	}
