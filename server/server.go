@@ -408,10 +408,16 @@ func (s *Server) finish() error {
 }
 
 // Addr returns the listening address, or nil before Serve.
-// With several listeners, the first's: the plain port's, if there is one.
+// With several listeners, the plain port's, if there is one, else the
+// first's.
 func (s *Server) Addr() net.Addr {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	for _, ln := range s.lns {
+		if _, isTLS := ln.(tlsListener); !isTLS {
+			return ln.Addr()
+		}
+	}
 	if len(s.lns) == 0 {
 		return nil
 	}

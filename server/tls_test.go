@@ -313,6 +313,46 @@ func TestTLSConnectionLoop(t *testing.T) {
 	}
 }
 
+// TestTLSMaxClients: a TLS connection over maxclients gets Redis's error
+// after its handshake, which runs off the accept loop (a plain client is
+// refused meanwhile), and is closed.
+func TestTLSMaxClients(t *testing.T) {
+	p := newTestPKI(t)
+	_, plain, addr := newTLSTestServer(t, p, func(c *Config) { c.MaxClients = 1 })
+	first, err := dialTLSRaw(t, addr, p.tlsClientConfig(true))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := first.do("PING"); got != "+PONG\r\n" {
+		t.Fatalf("PING = %q", got)
+	}
+	// A TCP connection to the TLS port that never starts its handshake
+	// does not hold up the refusal of the next clients.
+	silent, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer silent.Close()
+	const full = "-ERR max number of clients reached\r\n"
+	if got := dialRaw(t, plain).readReply(); got != full {
+		t.Fatalf("plain client over maxclients got %q", got)
+	}
+	start := time.Now()
+	second, err := dialTLSRaw(t, addr, p.tlsClientConfig(true))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := second.readReply(); got != full {
+		t.Fatalf("TLS client over maxclients got %q", got)
+	}
+	// The silent connection's refusal waits up to 1 s for its handshake:
+	// in the accept loop, it would have delayed this one as long.
+	if d := time.Since(start); d > 900*time.Millisecond {
+		t.Errorf("the refusal took %v: the accept loop waited for a handshake", d)
+	}
+	second.expectClosed()
+}
+
 // TestTLSConfigSet: CONFIG GET lists the tls rows; CONFIG SET of the
 // certificate and key reloads them (new handshakes get the new
 // certificate), a file that cannot be loaded refuses the whole CONFIG SET
@@ -514,6 +554,7 @@ func TestTLSOnly(t *testing.T) {
 	free.Close()
 	c := DefaultConfig()
 	c.Port, c.Shards = 0, 16
+	c.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	c.TLS = TLSConfig{Port: port, CertFile: p.serverCert, KeyFile: p.serverKey, CACertFile: p.caFile, AuthClients: "yes"}
 	s, err := New(c)
 	if err != nil {
@@ -523,24 +564,37 @@ func TestTLSOnly(t *testing.T) {
 	if err != nil {
 		t.Skipf("the free port was taken meanwhile: %v", err)
 	}
-	defer func() {
+	if len(lns) != 1 {
 		for _, ln := range lns {
 			ln.Close()
 		}
-	}()
-	if len(lns) != 1 {
 		t.Fatalf("%d listeners, want the TLS one only", len(lns))
 	}
 	if _, ok := lns[0].(tlsListener); !ok || lns[0].Addr().(*net.TCPAddr).Port != port {
 		t.Fatalf("listener %T on %v, want TLS on port %d", lns[0], lns[0].Addr(), port)
 	}
-
-	c.TLS.Port = 0
-	s, err = New(c)
+	// Served, it answers over TLS, and INFO's tcp_port is 0, as Redis's.
+	done := make(chan error, 1)
+	go func() { done <- s.Serve(context.Background(), lns...) }()
+	defer func() {
+		s.Close()
+		waitServe(t, done, "server did not stop", t.Errorf)
+	}()
+	<-s.Ready()
+	tc, err := dialTLSRaw(t, lns[0].Addr().String(), p.tlsClientConfig(true))
 	if err != nil {
 		t.Fatal(err)
 	}
-	lns2, err := s.Listeners()
+	if got := tc.do("INFO", "server"); !strings.Contains(got, "\r\ntcp_port:0\r\n") {
+		t.Errorf("TLS only: INFO server = %q, want tcp_port:0", got)
+	}
+
+	c.TLS.Port = 0
+	s2, err := New(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lns2, err := s2.Listeners()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -555,7 +609,7 @@ func TestTLSOnly(t *testing.T) {
 	}
 
 	// Serve with no listener at all fails rather than hangs.
-	if err := s.Serve(context.Background()); err == nil || !strings.Contains(err.Error(), "no listener") {
+	if err := s2.Serve(context.Background()); err == nil || !strings.Contains(err.Error(), "no listener") {
 		t.Fatalf("Serve without listeners: %v", err)
 	}
 }
