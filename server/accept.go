@@ -1,7 +1,11 @@
 package server
 
 import (
+	"crypto/tls"
+	"errors"
+	"fmt"
 	"log/slog"
+	"net"
 	"time"
 )
 
@@ -49,3 +53,60 @@ func (r *acceptRetry) failed(log *slog.Logger, err error, now time.Time) time.Du
 
 // ok records a successful accept: the next failure waits the least again.
 func (r *acceptRetry) ok() { r.delay = 0 }
+
+// acceptLoop accepts connections on ln until the server is closed (nil),
+// or until ln is closed by something else: then it closes the server and
+// returns why.
+func (s *Server) acceptLoop(ln net.Listener) error {
+	var retry acceptRetry // every error but a closed listener passes
+	for {
+		nc, err := ln.Accept()
+		if err != nil {
+			if s.isClosed() {
+				return nil
+			}
+			if errors.Is(err, net.ErrClosed) {
+				s.Close()
+				return fmt.Errorf("accept: %w", err)
+			}
+			t := time.NewTimer(retry.failed(s.log, err, time.Now()))
+			select {
+			case <-t.C:
+			case <-s.stop:
+				t.Stop()
+			}
+			continue
+		}
+		retry.ok()
+		s.accept(nc)
+	}
+}
+
+// reject writes msg to a connection the server does not serve (maxclients,
+// protected mode) and closes it, giving it at most a second. A TLS
+// connection first needs its handshake, a round trip with the peer: that
+// is done in a goroutine of its own, not in the accept loop.
+func (s *Server) reject(nc net.Conn, msg string) {
+	s.stats.rejectedConns.Add(1)
+	write := func() {
+		nc.SetDeadline(time.Now().Add(time.Second))
+		nc.Write([]byte(msg))
+		closeConn(nc)
+	}
+	if _, ok := nc.(*tls.Conn); ok {
+		s.goFunc(write)
+		return
+	}
+	write()
+}
+
+// closeConn closes a connection without waiting for the peer: a TLS
+// connection is closed under its TLS layer, as tls.Conn.Close would first
+// send a close_notify alert and could wait up to 5 s for room to write it.
+func closeConn(nc net.Conn) {
+	if tc, ok := nc.(*tls.Conn); ok {
+		tc.NetConn().Close()
+		return
+	}
+	nc.Close()
+}

@@ -2,6 +2,7 @@ package server
 
 import (
 	"bytes"
+	"crypto/tls"
 	"errors"
 	"io"
 	"net"
@@ -180,7 +181,11 @@ func (s *Server) serveConn(c *client) {
 		c.leaveBlocked()
 		c.resetForward()
 		s.track.disable(c)
-		c.conn.Close()
+		if c.killed.Load() {
+			closeConn(c.conn) // a TLS peer that does not read would delay it (accept.go)
+		} else {
+			c.conn.Close()
+		}
 		s.removeClient(c)
 	}()
 	// The raw socket loop where the platform has one (conn_raw_linux.go),
@@ -309,6 +314,9 @@ func (c *client) setMulti(m *multiState) {
 // socketFD returns nc's file descriptor, or -1 when it has none.
 func socketFD(nc net.Conn) int {
 	fd := -1
+	if tc, ok := nc.(*tls.Conn); ok {
+		nc = tc.NetConn()
+	}
 	if sc, ok := nc.(syscall.Conn); ok {
 		if rc, err := sc.SyscallConn(); err == nil {
 			rc.Control(func(f uintptr) { fd = int(f) })

@@ -84,10 +84,18 @@ func infoServer(s *Server, b *strings.Builder, now int64) {
 	field(b, "config_file", "")
 }
 
-// Port returns the TCP port the server listens on (0 before Serve).
+// Port returns the plain TCP port the server listens on (0 before Serve,
+// and with TLS only, as Redis's tcp_port).
 func (s *Server) Port() int {
-	if addr, ok := s.Addr().(*net.TCPAddr); ok {
-		return addr.Port
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, ln := range s.lns {
+		if _, isTLS := ln.(tlsListener); isTLS {
+			continue
+		}
+		if addr, ok := ln.Addr().(*net.TCPAddr); ok {
+			return addr.Port
+		}
 	}
 	return 0
 }

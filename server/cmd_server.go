@@ -133,7 +133,9 @@ func configSet(x *Ctx) {
 		}
 		rows = append(rows, p)
 	}
-	var scratch Config
+	// The tls rows are built into one configuration: theirs start as the
+	// effective settings (tls.go).
+	scratch := Config{TLS: x.s.tlsSettings()}
 	for i, p := range rows {
 		if err := p.parse(&scratch, string(x.args[3+2*i])); err != nil {
 			fail(p.Name, err)

@@ -50,8 +50,27 @@ type ConfigParam struct {
 var configTable = []*ConfigParam{
 	row("bind", "address to listen on",
 		func(c *Config) *string { return &c.Bind }, stringCodec),
-	row("port", "TCP port (0: any free port)",
+	row("port", "TCP port (0: any free port; with tls-port set, no plain TCP)",
 		func(c *Config) *int { return &c.Port }, integer[int](0, 65535)),
+	row("protected-mode", "yes|no: while there is no password, refuse clients from non-loopback addresses",
+		func(c *Config) *bool { return &c.ProtectedMode }, yesNoCodec).
+		mutable(func(s *Server) string { return yesNo(s.protectedMode.Load()) },
+			func(s *Server, c *Config) { s.protectedMode.Store(c.ProtectedMode) }),
+	// TLS (tls.go): the files and settings change at run time (a
+	// certificate is rotated with CONFIG SET tls-cert-file ... tls-key-file
+	// ..., which reloads them), the port does not.
+	row("tls-port", "TLS port (0: none); serves next to the plain port",
+		func(c *Config) *int { return &c.TLS.Port }, integer[int](0, 65535)),
+	tlsRow("tls-cert-file", "the TLS port's certificate (chain), PEM",
+		func(t *TLSConfig) *string { return &t.CertFile }, stringCodec),
+	tlsRow("tls-key-file", "the private key of tls-cert-file, PEM",
+		func(t *TLSConfig) *string { return &t.KeyFile }, stringCodec),
+	tlsRow("tls-ca-cert-file", "CA certificates, PEM, that TLS client certificates must chain to",
+		func(t *TLSConfig) *string { return &t.CACertFile }, stringCodec),
+	tlsRow("tls-auth-clients", "yes|no|optional: whether TLS clients must present a certificate",
+		func(t *TLSConfig) *string { return &t.AuthClients }, tlsAuthClientsCodec),
+	tlsRow("tls-protocols", `TLS versions, e.g. "TLSv1.2 TLSv1.3" ("": those two)`,
+		func(t *TLSConfig) *string { return &t.Protocols }, stringCodec),
 	row("requirepass", `password clients must AUTH with ("": none)`,
 		func(c *Config) *string { return &c.RequirePass }, stringCodec).
 		mutable(func(s *Server) string { return *s.requirePass.Load() },

@@ -65,6 +65,18 @@ var configCases = map[string]struct {
 	"requirepass": {good: [][2]string{{"s3cret", "s3cret"}, {"", ""}}},
 	"port": {good: [][2]string{{"7000", "7000"}, {"0", "0"}, {"65535", "65535"}},
 		bad: [][2]string{{"65536", "between 0 and 65535"}, {"-1", "between 0 and 65535"}, {"x", "couldn't be parsed into an integer"}, {"6kb", "integer"}}},
+	"protected-mode": {good: [][2]string{{"no", "no"}, {"YES", "yes"}},
+		bad: [][2]string{{"maybe", "argument must be 'yes' or 'no'"}}},
+	// A tls-port other than 0 needs certificate files (TestTLSStartupErrors).
+	"tls-port": {good: [][2]string{{"0", "0"}},
+		bad: [][2]string{{"65536", "between 0 and 65535"}, {"x", "integer"}}},
+	"tls-cert-file":    {good: [][2]string{{"/etc/turnstile/tls.crt", "/etc/turnstile/tls.crt"}, {"", ""}}},
+	"tls-key-file":     {good: [][2]string{{"/etc/turnstile/tls.key", "/etc/turnstile/tls.key"}}},
+	"tls-ca-cert-file": {good: [][2]string{{"/etc/turnstile/ca.crt", "/etc/turnstile/ca.crt"}}},
+	"tls-auth-clients": {good: [][2]string{{"YES", "yes"}, {"optional", "optional"}, {"no", "no"}},
+		bad: [][2]string{{"maybe", "argument(s) must be one of the following: no, yes, optional"}, {"", "one of the following"}}},
+	// Checked when TLS is in use (TestTLSProtocols), as Redis does.
+	"tls-protocols": {good: [][2]string{{"TLSv1.2 TLSv1.3", "TLSv1.2 TLSv1.3"}, {"", ""}}},
 	"maxclients": {good: [][2]string{{"1", "1"}, {"4294967295", "4294967295"}},
 		bad: [][2]string{{"0", "between 1 and 4294967295 inclusive"}, {"abc", "couldn't be parsed into an integer"}, {"", "integer"}}},
 	"timeout": {good: [][2]string{{"0", "0"}, {"300", "300"}, {"2147483647", "2147483647"}},
@@ -197,7 +209,7 @@ func TestConfigTableShape(t *testing.T) {
 			t.Errorf("%s: not found by its flag %q", p.Name, p.Flag)
 		}
 	}
-	if want := "[requirepass maxclients timeout client-output-buffer-limit maxmemory maxmemory-policy maxmemory-samples lfu-log-factor lfu-decay-time stop-writes-on-bgsave-error busy-reply-threshold lua-time-limit turnstile-native-scripts turnstile-hotkeys]"; fmt.Sprint(mutable) != want {
+	if want := "[protected-mode tls-cert-file tls-key-file tls-ca-cert-file tls-auth-clients tls-protocols requirepass maxclients timeout client-output-buffer-limit maxmemory maxmemory-policy maxmemory-samples lfu-log-factor lfu-decay-time stop-writes-on-bgsave-error busy-reply-threshold lua-time-limit turnstile-native-scripts turnstile-hotkeys]"; fmt.Sprint(mutable) != want {
 		t.Errorf("mutable rows %v, want %s", mutable, want)
 	}
 	if p := LookupConfigParam("SHARDS"); p == nil || p.Name != "turnstile-shards" {

@@ -29,7 +29,7 @@ const TurnstileVersion = "0.1.0"
 // GET/SET) are the rows of configTable (config_params.go).
 type Config struct {
 	Bind        string      // address to listen on (redis "bind")
-	Port        int         // TCP port (redis "port"); 0 picks a free port
+	Port        int         // TCP port (redis "port"); 0 picks a free port, or, with a TLS port, turns plain TCP off
 	RequirePass string      // password for the default user; "" disables AUTH
 	MaxClients  int         // most simultaneous connections (redis "maxclients")
 	Timeout     int         // seconds a client may stay idle before it is closed (redis "timeout"); 0: for ever
@@ -43,6 +43,12 @@ type Config struct {
 	LogLevel     string // redis "loglevel": debug, verbose, notice, warning (the binary's logger; see SlogLevel)
 	Clock        clock.Clock
 	Logger       *slog.Logger
+
+	// TLS is the TLS listener next to the plain port (tls.go).
+	TLS TLSConfig
+	// ProtectedMode refuses non-loopback clients while the default user
+	// has no password (protected.go; redis "protected-mode").
+	ProtectedMode bool
 
 	// Transactions: most keys one connection may WATCH, and most commands
 	// and argument bytes one MULTI may queue.
@@ -112,6 +118,9 @@ func DefaultConfig() Config {
 		Persist:      DefaultPersistConfig(),
 		LogLevel:     "notice",
 
+		TLS:           TLSConfig{AuthClients: "yes"},
+		ProtectedMode: true,
+
 		MaxWatchedKeys:    100_000,
 		MaxQueuedCommands: 100_000,
 		MaxQueuedBytes:    64 << 20,
@@ -135,6 +144,8 @@ func (c *Config) Validate() error {
 	switch {
 	case c.Port < 0 || c.Port > 65535:
 		return fmt.Errorf("port %d out of range", c.Port)
+	case c.TLS.Port < 0 || c.TLS.Port > 65535:
+		return fmt.Errorf("tls-port %d out of range", c.TLS.Port)
 	case c.MaxClients < 1:
 		return fmt.Errorf("maxclients must be at least 1, got %d", c.MaxClients)
 	case c.Timeout < 0:
@@ -151,6 +162,11 @@ func (c *Config) Validate() error {
 		return errors.New("a replicated server keeps its data in the Raft log and snapshots: appendonly and save rules must be off")
 	case c.Limits.MaxBulkLen < 1 || c.Limits.MaxQueryBuf < 1 || c.Limits.MaxMultibulk < 1 || c.Limits.MaxInline < 1:
 		return errors.New("protocol limits must be positive")
+	}
+	if c.TLS.Port != 0 {
+		if err := c.TLS.check(); err != nil {
+			return fmt.Errorf("tls-port %d: %w", c.TLS.Port, err)
+		}
 	}
 	return nil
 }
@@ -175,8 +191,11 @@ type Server struct {
 	rl          rlPolicies                         // RL.CHECK's named rules (rlpolicy.go)
 	hot         hotState                           // hot limiter keys (hotkeys.go)
 
-	mu      sync.Mutex // guards ln, clients, closed
-	ln      net.Listener
+	protectedMode atomic.Bool // protected.go
+	tls           tlsState    // tls.go
+
+	mu      sync.Mutex     // guards lns, clients, closed
+	lns     []net.Listener // what Serve accepts on; a TLS one is a tlsListener
 	clients map[int64]*client
 	closed  bool
 
@@ -234,6 +253,8 @@ func New(cfg Config) (*Server, error) {
 	}
 	s.start = s.clock.Now()
 	s.requirePass.Store(&cfg.RequirePass)
+	s.protectedMode.Store(cfg.ProtectedMode)
+	s.tls.settings = cfg.TLS
 	// As Redis: before any save, the statuses are "ok", the last save
 	// time is the start time and the last save took -1 seconds.
 	s.persist.lastSaveOK.Store(true)
@@ -273,7 +294,34 @@ func New(cfg Config) (*Server, error) {
 	return s, nil
 }
 
-// Listen binds the configured address.
+// Listeners binds what the configuration asks for, for Serve: the plain
+// port, unless it is 0 and a TLS port is set (as Redis's port 0), and the
+// TLS port if set, on the same address. A TLS certificate, key or CA
+// file that cannot be loaded is an error here.
+func (s *Server) Listeners() ([]net.Listener, error) {
+	var lns []net.Listener
+	if s.cfg.Port != 0 || s.cfg.TLS.Port == 0 {
+		ln, err := s.Listen()
+		if err != nil {
+			return nil, err
+		}
+		lns = append(lns, ln)
+	}
+	if s.cfg.TLS.Port != 0 {
+		ln, err := s.listenTLS(net.JoinHostPort(s.cfg.Bind, fmt.Sprint(s.cfg.TLS.Port)))
+		if err != nil {
+			for _, l := range lns {
+				l.Close()
+			}
+			return nil, err
+		}
+		lns = append(lns, ln)
+	}
+	return lns, nil
+}
+
+// Listen binds the configured address and port, without TLS (0: a free
+// port).
 func (s *Server) Listen() (net.Listener, error) {
 	addr := net.JoinHostPort(s.cfg.Bind, fmt.Sprint(s.cfg.Port))
 	ln, err := net.Listen("tcp", addr)
@@ -283,18 +331,31 @@ func (s *Server) Listen() (net.Listener, error) {
 	return ln, nil
 }
 
-// Serve accepts connections on ln until ctx is done or Close is called,
-// then closes every connection and waits for their goroutines.
-func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
+// Serve accepts connections on lns (from Listeners or Listen; at least
+// one) until ctx is done or Close is called, then closes every connection
+// and waits for their goroutines.
+func (s *Server) Serve(ctx context.Context, lns ...net.Listener) error {
+	if len(lns) == 0 {
+		return errors.New("serve: no listener (port 0 with tls-port 0 listens nowhere)")
+	}
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
-		ln.Close()
+		for _, ln := range lns {
+			ln.Close()
+		}
 		return net.ErrClosed
 	}
-	s.ln = ln
+	s.lns = lns
 	s.mu.Unlock()
-	s.log.Info("listening; loading the dataset", "addr", ln.Addr().String())
+	ln := lns[0]
+	for _, l := range lns {
+		if _, ok := l.(tlsListener); ok {
+			s.log.Info("listening for TLS connections", "addr", l.Addr().String())
+		} else {
+			s.log.Info("listening; loading the dataset", "addr", l.Addr().String())
+		}
+	}
 	if err := s.fitMaxClients(); err != nil {
 		s.loadErr.Store(&err) // finish reports it and writes no snapshot
 		s.Close()
@@ -329,28 +390,15 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		}
 		s.Close()
 	}()
-	var retry acceptRetry // accept.go: every error but a closed listener passes
-	for {
-		nc, err := ln.Accept()
-		if err != nil {
-			if s.isClosed() {
-				return s.finish()
+	for _, l := range lns[1:] {
+		s.goFunc(func() {
+			if err := s.acceptLoop(l); err != nil {
+				s.log.Error("the server stops", "err", err)
 			}
-			if errors.Is(err, net.ErrClosed) {
-				s.Close()
-				return errors.Join(fmt.Errorf("accept: %w", err), s.finish())
-			}
-			t := time.NewTimer(retry.failed(s.log, err, time.Now()))
-			select {
-			case <-t.C:
-			case <-s.stop:
-				t.Stop()
-			}
-			continue
-		}
-		retry.ok()
-		s.accept(nc)
+		})
 	}
+	err := s.acceptLoop(ln)
+	return errors.Join(err, s.finish())
 }
 
 // Ready is closed once the dataset is loaded and every command is served.
@@ -376,13 +424,20 @@ func (s *Server) finish() error {
 }
 
 // Addr returns the listening address, or nil before Serve.
+// With several listeners, the plain port's, if there is one, else the
+// first's.
 func (s *Server) Addr() net.Addr {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.ln == nil {
+	for _, ln := range s.lns {
+		if _, isTLS := ln.(tlsListener); !isTLS {
+			return ln.Addr()
+		}
+	}
+	if len(s.lns) == 0 {
 		return nil
 	}
-	return s.ln.Addr()
+	return s.lns[0].Addr()
 }
 
 // Close stops accepting, closes all connections and stops background work.
@@ -399,8 +454,8 @@ func (s *Server) Close() error {
 		s.scripts.shutdown.Store(true)
 		s.scripts.engine.Stop()
 	}
-	if s.ln != nil {
-		s.ln.Close()
+	for _, ln := range s.lns {
+		ln.Close()
 	}
 	for _, c := range s.clients {
 		c.kill()
@@ -457,10 +512,12 @@ func (s *Server) accept(nc net.Conn) {
 	}
 	if int64(len(s.clients)) >= s.maxClients.Load() {
 		s.mu.Unlock()
-		s.stats.rejectedConns.Add(1)
-		nc.SetWriteDeadline(time.Now().Add(time.Second))
-		nc.Write([]byte("-ERR max number of clients reached\r\n"))
-		nc.Close()
+		s.reject(nc, "-ERR max number of clients reached\r\n")
+		return
+	}
+	if s.protectedRefuses(nc.RemoteAddr()) {
+		s.mu.Unlock()
+		s.reject(nc, errProtectedMode)
 		return
 	}
 	c := newClient(s, nc)

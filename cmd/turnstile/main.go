@@ -29,6 +29,13 @@ func main() {
 		}
 		return
 	}
+	if len(os.Args) > 1 && os.Args[1] == "ping" { // the container's health check (ping.go)
+		if err := ping(os.Args[2:], os.Stdout); err != nil {
+			fmt.Fprintln(os.Stderr, "turnstile ping:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	sigs := make(chan os.Signal, 4)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
 	if err := run(context.Background(), sigs, os.Args[1:], os.Stderr); err != nil {
@@ -86,13 +93,15 @@ func run(ctx context.Context, sigs <-chan os.Signal, args []string, logOut io.Wr
 	if err != nil {
 		return err
 	}
-	ln, err := srv.Listen()
+	lns, err := srv.Listeners() // the plain port and the TLS port, as configured
 	if err != nil {
 		return err
 	}
 	if node != nil {
 		if err := node.Start(srv); err != nil {
-			ln.Close()
+			for _, ln := range lns {
+				ln.Close()
+			}
 			return err
 		}
 		defer node.Close()
@@ -102,6 +111,6 @@ func run(ctx context.Context, sigs <-chan os.Signal, args []string, logOut io.Wr
 	// Serve returns once the server has stopped and every connection has
 	// closed.
 	served := make(chan error, 1)
-	go func() { served <- srv.Serve(ctx, ln) }()
+	go func() { served <- srv.Serve(ctx, lns...) }()
 	return serveUntilStopped(served, sigs, func() error { return srv.Shutdown(server.ShutdownOptions{}) }, logger)
 }
