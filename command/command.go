@@ -99,12 +99,21 @@ type Command[H any] struct {
 	// Subs are the subcommands of a container command (CLIENT, CONFIG,
 	// COMMAND). Their arity counts from the container's name.
 	Subs []*Command[H]
+	// Cats are ACL categories the row has beyond those its flags and group
+	// imply (see Categories); NotCats are implied ones it does not have.
+	Cats, NotCats Category
 
 	fullName string // "config|get" for a subcommand, else Name
 	parent   *Command[H]
 	id       int
 	subs     map[string]*Command[H]
+	cats     Category // computed by New
 }
+
+// Categories are the row's ACL categories: those Redis derives from its
+// flags (write, read, admin+dangerous, fast, blocking, else slow) and
+// group (string, hash, generic=keyspace...), plus Cats, minus NotCats.
+func (c *Command[H]) Categories() Category { return c.cats }
 
 // Has reports whether c has all flags in f.
 func (c *Command[H]) Has(f Flag) bool { return c.Flags&f == f }
@@ -191,6 +200,7 @@ func New[H any](valid func(H) bool, groups ...[]*Command[H]) *Table[H] {
 	sort.Slice(t.sorted, func(i, j int) bool { return t.sorted[i].Name < t.sorted[j].Name })
 	for _, c := range t.sorted {
 		c.fullName = c.Name
+		c.cats = implicitCategories(c)
 		c.id = len(t.all)
 		t.all = append(t.all, c)
 		if len(c.Subs) == 0 {
@@ -207,6 +217,7 @@ func New[H any](valid func(H) bool, groups ...[]*Command[H]) *Table[H] {
 				panic(fmt.Sprintf("command table: duplicate %q|%q", c.Name, s.Name))
 			}
 			s.parent = c
+			s.cats = implicitCategories(s)
 			s.fullName = c.Name + "|" + s.Name
 			s.id = len(t.all)
 			t.all = append(t.all, s)

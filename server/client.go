@@ -35,7 +35,11 @@ type client struct {
 	laddr   string
 
 	db     int  // selected database
-	authed bool // passed AUTH (or no password is set)
+	authed bool // passed AUTH (or the default user is on and nopass)
+	// user is the user the connection is authenticated as; nil: default.
+	// Set by the connection's goroutine, read by CLIENT LIST and ACL
+	// DELUSER from others.
+	user atomic.Pointer[aclUser]
 	// memFull is set by handle for the command it runs when memory is at
 	// the limit and cannot be freed: the command may not create keys
 	// (maxmemory.go).
@@ -157,7 +161,7 @@ func newClient(s *Server, nc net.Conn) *client {
 		fd:      -1,
 		logFrom: -1,
 	}
-	c.authed = *s.requirePass.Load() == ""
+	c.authed = s.defaultAuthed()
 	c.out.mem, c.out.id = &s.clientMem, c.id
 	c.noteBuffers()
 	c.setProto(2)
@@ -554,7 +558,7 @@ func (c *client) info(now int64) string {
 	// Output and argument memory are not tracked: reported as 0.
 	b.WriteString(" argv-mem=0 multi-mem=0 rbs=" + strconv.FormatInt(rbs, 10))
 	b.WriteString(" rbp=0 obl=0 oll=0 omem=0 tot-mem=0 events=r")
-	b.WriteString(" cmd=" + cmd + " user=default redir=" + strconv.FormatInt(redir, 10) + " resp=")
+	b.WriteString(" cmd=" + cmd + " user=" + c.userName() + " redir=" + strconv.FormatInt(redir, 10) + " resp=")
 	b.WriteString(strconv.Itoa(int(c.proto.Load())))
 	b.WriteString(" lib-name=" + lib + " lib-ver=" + ver)
 	return b.String()

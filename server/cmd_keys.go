@@ -51,7 +51,7 @@ func keyCommands() []*Command {
 			Summary: "Returns the expiration time of a key as a Unix milliseconds timestamp.", Handler: cmdPExpireTime},
 		{Name: "persist", Arity: 2, Flags: command.Write | command.Fast, FirstKey: 1, LastKey: 1, Step: 1, Group: g, Since: "2.2.0",
 			Summary: "Removes the expiration time of a key.", Handler: cmdPersist},
-		{Name: "keys", Arity: 2, Flags: command.Readonly | command.Keyspace, Group: g, Since: "1.0.0",
+		{Name: "keys", Arity: 2, Flags: command.Readonly | command.Keyspace, Cats: command.CatDangerous, Group: g, Since: "1.0.0",
 			Summary: "Returns all key names that match a pattern.", Handler: cmdKeys},
 		{Name: "scan", Arity: -2, Flags: command.Readonly | command.Keyspace, Group: g, Since: "2.8.0",
 			Summary: "Iterates over the key names in the database.", Handler: cmdScan},

@@ -55,7 +55,17 @@ var configTable = []*ConfigParam{
 	row("requirepass", `password clients must AUTH with ("": none)`,
 		func(c *Config) *string { return &c.RequirePass }, stringCodec).
 		mutable(func(s *Server) string { return *s.requirePass.Load() },
-			func(s *Server, c *Config) { p := c.RequirePass; s.requirePass.Store(&p) }),
+			func(s *Server, c *Config) {
+				p := c.RequirePass
+				s.requirePass.Store(&p)
+				s.setDefaultPassword(p)
+			}),
+	row("aclfile", `file of users ("user <name> <rules>" lines) for ACL LOAD and SAVE ("": none)`,
+		func(c *Config) *string { return &c.ACLFile }, stringCodec),
+	row("acllog-max-len", "entries ACL LOG keeps",
+		func(c *Config) *int { return &c.ACLLogMaxLen }, integer[int](0, math.MaxInt32)).
+		mutable(func(s *Server) string { return strconv.FormatInt(s.acl.log.max.Load(), 10) },
+			func(s *Server, c *Config) { s.acl.log.max.Store(int64(c.ACLLogMaxLen)) }),
 	row("maxclients", "maximum simultaneous clients",
 		func(c *Config) *int { return &c.MaxClients }, integer[int](1, math.MaxUint32)).
 		mutable(func(s *Server) string { return strconv.FormatInt(s.maxClients.Load(), 10) },

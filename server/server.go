@@ -28,15 +28,20 @@ const TurnstileVersion = "0.1.0"
 // the settings that are configuration parameters (flags, config file, CONFIG
 // GET/SET) are the rows of configTable (config_params.go).
 type Config struct {
-	Bind        string      // address to listen on (redis "bind")
-	Port        int         // TCP port (redis "port"); 0 picks a free port
-	RequirePass string      // password for the default user; "" disables AUTH
-	MaxClients  int         // most simultaneous connections (redis "maxclients")
-	Timeout     int         // seconds a client may stay idle before it is closed (redis "timeout"); 0: for ever
-	Shards      int         // shards per database (power of two)
-	Databases   int         // number of databases (SELECT 0..n-1)
-	Hz          int         // background task frequency (active expiry), per second
-	Limits      resp.Limits // request size bounds
+	Bind        string // address to listen on (redis "bind")
+	Port        int    // TCP port (redis "port"); 0 picks a free port
+	RequirePass string // password for the default user; "" disables AUTH
+	// ACLFile is redis "aclfile": users loaded at start-up and by ACL LOAD,
+	// written by ACL SAVE ("": none).
+	ACLFile string
+	// ACLLogMaxLen is redis "acllog-max-len": entries ACL LOG keeps.
+	ACLLogMaxLen int
+	MaxClients   int         // most simultaneous connections (redis "maxclients")
+	Timeout      int         // seconds a client may stay idle before it is closed (redis "timeout"); 0: for ever
+	Shards       int         // shards per database (power of two)
+	Databases    int         // number of databases (SELECT 0..n-1)
+	Hz           int         // background task frequency (active expiry), per second
+	Limits       resp.Limits // request size bounds
 	// OutputLimits is client-output-buffer-limit (outlimit.go).
 	OutputLimits OutputBufferLimits
 	Persist      PersistConfig
@@ -107,6 +112,7 @@ func DefaultConfig() Config {
 
 		MaxWatchedKeys:    100_000,
 		MaxQueuedCommands: 100_000,
+		ACLLogMaxLen:      128,
 		MaxQueuedBytes:    64 << 20,
 
 		BusyReplyThreshold: 5000,
@@ -158,6 +164,7 @@ type Server struct {
 	start int64 // Unix ns at start-up
 
 	requirePass atomic.Pointer[string]
+	acl         aclState // users, ACL LOG (acl.go)
 	maxClients  atomic.Int64
 	fdMu        sync.Mutex                         // serializes fitting the open files limit (fdlimit.go)
 	fdLimiter   fdLimiter                          // the process's open files limit; nil: none
@@ -247,9 +254,15 @@ func New(cfg Config) (*Server, error) {
 		connectionCommands(), serverCommands(), transactionCommands(),
 		stringCommands(), keyCommands(), objectCommands(), throttleCommands(), persistCommands(),
 		setCommands(), hashCommands(), zsetCommands(), listCommands(), blockingCommands(), streamCommands(),
-		pubsubCommands(), scriptingCommands(), raftCommands(),
+		pubsubCommands(), scriptingCommands(), raftCommands(), aclCommands(),
 		cfg.extraCommands,
 	)
+	s.initACL()
+	if cfg.ACLFile != "" {
+		if e := s.loadACLFile(cfg.ACLFile, nil); e != "" {
+			return nil, fmt.Errorf("aborting start-up because of ACL errors: %s", e)
+		}
+	}
 	s.blocked.init(s.dbs)
 	s.stats.init(s.table)
 	s.initScripting()
