@@ -12,13 +12,18 @@ const (
 )
 
 // aclCheck reports whether rules r let args run as cmd. When not, it
-// returns the reason and, for a key or channel, its argument index. The
+// returns the reason and, for a key or channel, the one refused. The
 // caller skips it for open rules (every permission).
-func aclCheck(r *aclRules, cmd *Command, args [][]byte) (reason, pos int) {
+//
+// Keys are those the table names (key positions, or the row's Locks
+// function: EVAL's declared keys, numkeys forms); a read-only command
+// needs read permission on them (%R~), a write command write permission
+// (%W~), any other both.
+func aclCheck(r *aclRules, cmd *Command, args [][]byte) (reason int, object []byte) {
 	if !r.allCommands && !cmd.Has(command.NoAuth) && !r.bit(cmd.ID()) && !firstArgAllowed(r, cmd, args) {
-		return aclDeniedCmd, 0
+		return aclDeniedCmd, nil
 	}
-	if !r.allKeys && cmd.FirstKey > 0 {
+	if !r.allKeys && (cmd.FirstKey > 0 || cmd.Locks != nil) {
 		perm := uint8(aclKeyAll)
 		switch {
 		case cmd.Has(command.Readonly):
@@ -26,10 +31,22 @@ func aclCheck(r *aclRules, cmd *Command, args [][]byte) (reason, pos int) {
 		case cmd.Has(command.Write):
 			perm = aclKeyWrite
 		}
-		var buf [16]int
-		for _, i := range cmd.KeyPositions(args, buf[:0]) {
-			if !keyAllowed(r, args[i], perm) {
-				return aclDeniedKey, i
+		if cmd.Locks != nil {
+			var refused []byte
+			cmd.Locks(args, 0, 1<<30, func(_ int, key []byte) {
+				if refused == nil && !keyAllowed(r, key, perm) {
+					refused = key
+				}
+			})
+			if refused != nil {
+				return aclDeniedKey, refused
+			}
+		} else {
+			var buf [16]int
+			for _, i := range cmd.KeyPositions(args, buf[:0]) {
+				if !keyAllowed(r, args[i], perm) {
+					return aclDeniedKey, args[i]
+				}
 			}
 		}
 	}
@@ -42,15 +59,15 @@ func aclCheck(r *aclRules, cmd *Command, args [][]byte) (reason, pos int) {
 			pattern = true
 		case "subscribe":
 		default:
-			return aclOK, 0
+			return aclOK, nil
 		}
 		for i := 1; i < len(args); i++ {
 			if !channelAllowed(r, args[i], pattern) {
-				return aclDeniedChannel, i
+				return aclDeniedChannel, args[i]
 			}
 		}
 	}
-	return aclOK, 0
+	return aclOK, nil
 }
 
 func firstArgAllowed(r *aclRules, cmd *Command, args [][]byte) bool {
@@ -118,6 +135,19 @@ func noPermError(reason int, cmd *Command) string {
 	}
 }
 
+// execNoPermError is EXEC's reply for a queued command the user may no
+// longer run.
+func execNoPermError(reason int) string {
+	why := "no permission to execute the command or subcommand"
+	switch reason {
+	case aclDeniedKey:
+		why = "no permission to touch the specified keys"
+	case aclDeniedChannel:
+		why = "no permission to access one of the channels used as arguments"
+	}
+	return "NOPERM ACLs rules changed between the moment the transaction was accumulated and the EXEC call. This command is no longer allowed for the following reason: " + why
+}
+
 // scriptNoPermError is the error redis.call raises for a denied command.
 func scriptNoPermError(reason int) string {
 	switch reason {
@@ -133,13 +163,13 @@ func scriptNoPermError(reason int) string {
 // aclDenied checks c's permission for cmd (not open: the caller tested
 // r.open) and logs a denial. It returns the reason (aclOK if allowed).
 func (s *Server) aclDenied(c *client, r *aclRules, cmd *Command, args [][]byte, context string) int {
-	reason, pos := aclCheck(r, cmd, args)
+	reason, refused := aclCheck(r, cmd, args)
 	if reason == aclOK {
 		return aclOK
 	}
 	object := cmd.FullName()
 	if reason != aclDeniedCmd {
-		object = string(args[pos])
+		object = string(refused)
 	}
 	s.acl.log.add(s, c, reason, context, object, c.userName())
 	return reason

@@ -111,9 +111,10 @@ func aclSetUser(x *Ctx) {
 	u.rules.Store(r.seal())
 	a.mu.Unlock()
 	if old != nil && !r.allChannels && (old.allChannels || !channelsSuperset(r.channels, old.channels)) {
-		// Redis disconnects the user's subscribers whose channels it may
-		// no longer use.
-		s.killUserClients(x.c, u, func(c *client) bool { return c.nsub.Load()+c.npsub.Load() > 0 })
+		// As Redis: the user's subscribers to a channel or pattern it
+		// may no longer use are disconnected.
+		losing := s.subscribersLosing(u, r)
+		s.killUserClients(x.c, u, func(c *client) bool { return losing[c] })
 	}
 	x.w.OK()
 }
@@ -127,12 +128,36 @@ func channelsSuperset(now, before []string) bool {
 	return true
 }
 
+// subscribersLosing returns the clients authenticated as u subscribed to
+// a channel, or a pattern, that rules r do not allow.
+func (s *Server) subscribersLosing(u *aclUser, r *aclRules) map[*client]bool {
+	out := map[*client]bool{}
+	ps := &s.pubsub
+	ps.mu.RLock()
+	defer ps.mu.RUnlock()
+	for ch, subs := range ps.channels {
+		for c := range subs {
+			if c.userOrDefault() == u && !channelAllowed(r, []byte(ch), false) {
+				out[c] = true
+			}
+		}
+	}
+	for pat, subs := range ps.patterns {
+		for c := range subs {
+			if c.userOrDefault() == u && !channelAllowed(r, []byte(pat), true) {
+				out[c] = true
+			}
+		}
+	}
+	return out
+}
+
 // killUserClients disconnects the clients authenticated as u (those keep
 // selects when set): another client at once, the current one after its
 // reply, as Redis does.
 func (s *Server) killUserClients(self *client, u *aclUser, keep func(*client) bool) {
 	for _, c := range s.clientsSnapshot() {
-		if c.user.Load() != u || keep != nil && !keep(c) {
+		if c.userOrDefault() != u || keep != nil && !keep(c) {
 			continue
 		}
 		if c == self {
@@ -272,15 +297,15 @@ func aclDryRun(x *Ctx) {
 		x.w.OK()
 		return
 	}
-	switch reason, pos := aclCheck(r, cmd, args); reason {
+	switch reason, refused := aclCheck(r, cmd, args); reason {
 	case aclOK:
 		x.w.OK()
 	case aclDeniedCmd:
 		x.w.BulkString("This user has no permissions to run the '" + cmd.FullName() + "' command")
 	case aclDeniedKey:
-		x.w.BulkString("This user has no permissions to access the '" + string(args[pos]) + "' key")
+		x.w.BulkString("This user has no permissions to access the '" + string(refused) + "' key")
 	default:
-		x.w.BulkString("This user has no permissions to access the '" + string(args[pos]) + "' channel")
+		x.w.BulkString("This user has no permissions to access the '" + string(refused) + "' channel")
 	}
 }
 

@@ -208,3 +208,71 @@ func TestACLStartupFileErrors(t *testing.T) {
 		t.Errorf("New with a bad aclfile: %v", err)
 	}
 }
+
+// TestACLOffAndChannels: as Redis, turning a user off keeps its open
+// connections (new AUTHs fail); revoking a channel disconnects the user's
+// subscribers to it, and channel permissions apply to SUBSCRIBE, PSUBSCRIBE
+// (patterns literally) and PUBLISH.
+func TestACLOffAndChannels(t *testing.T) {
+	_, addr, _ := newTestServer(t)
+	admin := dialRaw(t, addr)
+	if got := admin.do("ACL", "SETUSER", "p", "on", ">p", "+@all", "~*", "resetchannels", "&news.*"); got != "+OK\r\n" {
+		t.Fatal(got)
+	}
+	p := dialRaw(t, addr)
+	if got := p.do("AUTH", "p", "p"); got != "+OK\r\n" {
+		t.Fatal(got)
+	}
+	const noChan = "-NOPERM this user has no permissions to access one of the channels used as arguments\r\n"
+	if got := p.do("PUBLISH", "other", "x"); got != noChan {
+		t.Errorf("PUBLISH other = %q", got)
+	}
+	if got := p.do("PSUBSCRIBE", "news.a*"); got != noChan {
+		t.Errorf("PSUBSCRIBE news.a* = %q (a pattern must equal an allowed one)", got)
+	}
+	if got := p.do("ACL", "SETUSER", "p", "off"); got != "+OK\r\n" {
+		t.Fatal(got)
+	}
+	if got := p.do("PING"); got != "+PONG\r\n" {
+		t.Errorf("PING after off = %q: Redis keeps the connection", got)
+	}
+	if got := dialRaw(t, addr).do("AUTH", "p", "p"); got != "-"+errWrongPass+"\r\n" {
+		t.Errorf("AUTH as an off user = %q", got)
+	}
+	if got := p.do("SUBSCRIBE", "news.1"); !strings.Contains(got, "news.1") {
+		t.Fatalf("SUBSCRIBE news.1 = %q", got)
+	}
+	if got := admin.do("ACL", "SETUSER", "p", "&sports"); got != "+OK\r\n" {
+		t.Fatal(got) // a superset: the subscriber stays
+	}
+	if got := admin.do("PUBLISH", "news.1", "m"); got != ":1\r\n" {
+		t.Errorf("PUBLISH to the subscriber = %q", got)
+	}
+	p.readReply()
+	if got := admin.do("ACL", "SETUSER", "p", "resetchannels", "&sports"); got != "+OK\r\n" {
+		t.Fatal(got)
+	}
+	p.expectClosed()
+}
+
+// TestACLDefaultUserRestricted: the default user's rules apply to every
+// connection using it at once, and the hot path's open flag follows.
+func TestACLDefaultUserRestricted(t *testing.T) {
+	_, addr, _ := newTestServer(t)
+	rc := dialRaw(t, addr)
+	if got := rc.do("SET", "k", "v"); got != "+OK\r\n" {
+		t.Fatal(got)
+	}
+	if got := rc.do("ACL", "SETUSER", "default", "-set"); got != "+OK\r\n" {
+		t.Fatal(got)
+	}
+	if got := rc.do("SET", "k", "v"); got != "-NOPERM this user has no permissions to run the 'set' command\r\n" {
+		t.Errorf("SET after -set = %q", got)
+	}
+	if got := rc.do("ACL", "SETUSER", "default", "+set"); got != "+OK\r\n" {
+		t.Fatal(got)
+	}
+	if got := rc.do("SET", "k", "v"); got != "+OK\r\n" {
+		t.Errorf("SET after +set = %q", got)
+	}
+}

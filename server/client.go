@@ -36,7 +36,8 @@ type client struct {
 
 	db     int  // selected database
 	authed bool // passed AUTH (or the default user is on and nopass)
-	// user is the user the connection is authenticated as; nil: default.
+	// user is the user the connection is authenticated as (or will be:
+	// default, before AUTH); nil only for internal clients (scripts').
 	// Set by the connection's goroutine, read by CLIENT LIST and ACL
 	// DELUSER from others.
 	user atomic.Pointer[aclUser]
@@ -162,6 +163,7 @@ func newClient(s *Server, nc net.Conn) *client {
 		logFrom: -1,
 	}
 	c.authed = s.defaultAuthed()
+	c.user.Store(s.acl.def)
 	c.out.mem, c.out.id = &s.clientMem, c.id
 	c.noteBuffers()
 	c.setProto(2)

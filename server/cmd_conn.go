@@ -73,7 +73,7 @@ func cmdReset(x *Ctx) {
 	c.mu.Lock()
 	c.name = ""
 	c.mu.Unlock()
-	c.user.Store(nil)
+	c.user.Store(x.s.acl.def)
 	c.authed = x.s.defaultAuthed()
 	x.w.Status("RESET")
 }
@@ -90,9 +90,6 @@ func (s *Server) authenticate(x *Ctx, user, pass []byte) bool {
 		}
 		s.acl.log.add(s, x.c, aclDeniedAuth, ctx, string(x.args[0]), string(user))
 		return false
-	}
-	if u == s.acl.def {
-		u = nil
 	}
 	x.c.user.Store(u)
 	x.c.authed = true

@@ -219,6 +219,14 @@ func cmdExec(x *Ctx) {
 		x.w.Array(len(m.cmds))
 		y := &c.ctxMulti
 		for _, q := range m.cmds {
+			if r := c.userOrDefault().get(); !r.open {
+				// As Redis: checked again, the rules may have changed
+				// since the command was queued.
+				if reason := s.aclDenied(c, r, q.cmd, q.args, "multi"); reason != aclOK {
+					x.w.Error(execNoPermError(reason))
+					continue
+				}
+			}
 			y.init(s, c, q.cmd, q.args, ex)
 			// Timed for INFO commandstats one command in timingSample, as
 			// outside MULTI (the commands themselves all see ex.now).
