@@ -63,7 +63,7 @@ var configTable = []*ConfigParam{
 	row("aclfile", `file of users ("user <name> <rules>" lines) for ACL LOAD and SAVE ("": none)`,
 		func(c *Config) *string { return &c.ACLFile }, stringCodec),
 	row("acllog-max-len", "entries ACL LOG keeps",
-		func(c *Config) *int { return &c.ACLLogMaxLen }, integer[int](0, math.MaxInt32)).
+		func(c *Config) *int { return &c.ACLLogMaxLen }, integer[int](0, math.MaxInt64)).
 		mutable(func(s *Server) string { return strconv.FormatInt(s.acl.log.max.Load(), 10) },
 			func(s *Server, c *Config) { s.acl.log.max.Store(int64(c.ACLLogMaxLen)) }),
 	row("maxclients", "maximum simultaneous clients",
