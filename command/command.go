@@ -99,6 +99,11 @@ type Command[H any] struct {
 	// Subs are the subcommands of a container command (CLIENT, CONFIG,
 	// COMMAND). Their arity counts from the container's name.
 	Subs []*Command[H]
+	// Access, when set, is what the command does with each of its
+	// keys' values, by key index (the last entry also covers the keys after
+	// it), for ACL key permissions; unset, a Readonly command reads, a
+	// Write command writes, any other does both. See KeyAccess.
+	Access []KeyAccess
 	// Cats are ACL categories the row has beyond those its flags and group
 	// imply (see Categories); NotCats are implied ones it does not have.
 	Cats, NotCats Category
@@ -155,6 +160,33 @@ func (c *Command[H]) KeyPositions(args [][]byte, dst []int) []int {
 		dst = append(dst, i)
 	}
 	return dst
+}
+
+// KeyAccess is what a command does with a key's value, as Redis's key
+// specs say: KeyRead needs read permission (%R~), KeyWrite write
+// permission (%W~). KeyAny (neither: EXISTS, TYPE, STRLEN only look at
+// the key) needs a matching pattern of any kind.
+type KeyAccess uint8
+
+const (
+	KeyAny       KeyAccess = 0
+	KeyRead      KeyAccess = 1
+	KeyWrite     KeyAccess = 2
+	KeyReadWrite           = KeyRead | KeyWrite
+)
+
+// KeyAccessAt is what the command does with its i-th key (from 0).
+func (c *Command[H]) KeyAccessAt(i int) KeyAccess {
+	if len(c.Access) > 0 {
+		return c.Access[min(i, len(c.Access)-1)]
+	}
+	switch {
+	case c.Has(Readonly):
+		return KeyRead
+	case c.Has(Write):
+		return KeyWrite
+	}
+	return KeyReadWrite
 }
 
 // FlagNames returns the flag names COMMAND reports.

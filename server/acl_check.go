@@ -16,35 +16,29 @@ const (
 // caller skips it for open rules (every permission).
 //
 // Keys are those the table names (key positions, or the row's Locks
-// function: EVAL's declared keys, numkeys forms); a read-only command
-// needs read permission on them (%R~), a write command write permission
-// (%W~), any other both.
+// function: EVAL's declared keys, numkeys forms), each needing the
+// permissions its row's KeyAccessAt says (Redis's key spec flags).
 func aclCheck(r *aclRules, cmd *Command, args [][]byte) (reason int, object []byte) {
 	if !r.allCommands && !cmd.Has(command.NoAuth) && !r.bit(cmd.ID()) && !firstArgAllowed(r, cmd, args) {
 		return aclDeniedCmd, nil
 	}
 	if !r.allKeys && (cmd.FirstKey > 0 || cmd.Locks != nil) {
-		perm := uint8(aclKeyAll)
-		switch {
-		case cmd.Has(command.Readonly):
-			perm = aclKeyRead
-		case cmd.Has(command.Write):
-			perm = aclKeyWrite
-		}
 		if cmd.Locks != nil {
 			var refused []byte
+			n := 0
 			cmd.Locks(args, 0, 1<<30, func(_ int, key []byte) {
-				if refused == nil && !keyAllowed(r, key, perm) {
+				if refused == nil && !keyAllowed(r, key, uint8(cmd.KeyAccessAt(n))) {
 					refused = key
 				}
+				n++
 			})
 			if refused != nil {
 				return aclDeniedKey, refused
 			}
 		} else {
 			var buf [16]int
-			for _, i := range cmd.KeyPositions(args, buf[:0]) {
-				if !keyAllowed(r, args[i], perm) {
+			for n, i := range cmd.KeyPositions(args, buf[:0]) {
+				if !keyAllowed(r, args[i], uint8(cmd.KeyAccessAt(n))) {
 					return aclDeniedKey, args[i]
 				}
 			}

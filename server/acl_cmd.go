@@ -277,12 +277,8 @@ func aclDryRun(x *Ctx) {
 	}
 	args := x.args[3:]
 	cmd := s.table.Lookup(args[0])
-	if cmd != nil && len(cmd.Subs) > 0 {
-		if len(args) < 2 {
-			cmd = nil
-		} else {
-			cmd = cmd.Sub(args[1])
-		}
+	if cmd != nil && len(cmd.Subs) > 0 && len(args) >= 2 {
+		cmd = cmd.Sub(args[1])
 	}
 	if cmd == nil {
 		x.w.Error("ERR Command '" + string(args[0]) + "' not found")

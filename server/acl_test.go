@@ -51,7 +51,7 @@ func TestACLDescribeCommands(t *testing.T) {
 func TestACLCheckRules(t *testing.T) {
 	s, _, _ := newTestServer(t)
 	r := s.newRules()
-	for _, op := range []string{"on", "%R~r:*", "%W~w:*", "~rw:*", "&ch.*", "+get", "+set", "+select|1", "+publish", "+psubscribe"} {
+	for _, op := range []string{"on", "%R~r:*", "%W~w:*", "~rw:*", "&ch.*", "+get", "+set", "+incr", "+exists", "+select|1", "+publish", "+psubscribe"} {
 		if err := s.applyRule(r, []byte(op)); err != nil {
 			t.Fatal(op, err)
 		}
@@ -70,7 +70,12 @@ func TestACLCheckRules(t *testing.T) {
 		{[]string{"get", "r:1"}, aclOK},
 		{[]string{"get", "w:1"}, aclDeniedKey},
 		{[]string{"get", "rw:1"}, aclOK},
-		{[]string{"set", "w:1", "v"}, aclOK},
+		{[]string{"incr", "w:1"}, aclDeniedKey}, // INCR reads too: Redis's RW key spec
+		{[]string{"incr", "rw:1"}, aclOK},
+		{[]string{"exists", "w:1"}, aclOK}, // EXISTS touches no value: any matching pattern
+		{[]string{"exists", "x"}, aclDeniedKey},
+		{[]string{"set", "rw:1", "v"}, aclOK},
+		{[]string{"set", "w:1", "v"}, aclDeniedKey}, // SET may GET: read and write (Redis: write unless GET)
 		{[]string{"set", "r:1", "v"}, aclDeniedKey},
 		{[]string{"del", "w:1"}, aclDeniedCmd},
 		{[]string{"select", "1"}, aclOK},
