@@ -84,6 +84,9 @@ type aclState struct {
 	users map[string]*aclUser
 	def   *aclUser
 	log   aclLog
+	// allChannels: new and reset users get allchannels
+	// (acl-pubsub-default).
+	allChannels atomic.Bool
 }
 
 func (r *aclRules) clone() *aclRules {
@@ -108,9 +111,9 @@ func (r *aclRules) seal() *aclRules {
 }
 
 // newRules returns the rules of a new user: off, no password, no
-// commands, keys or channels (Redis's acl-pubsub-default resetchannels).
+// commands or keys, and no channels or all as acl-pubsub-default says.
 func (s *Server) newRules() *aclRules {
-	return &aclRules{allowed: make([]uint64, (len(s.table.All())+63)/64)}
+	return &aclRules{allowed: make([]uint64, (len(s.table.All())+63)/64), allChannels: s.acl.allChannels.Load()}
 }
 
 // initACL creates the default user: on, nopass, every permission; with
@@ -118,6 +121,7 @@ func (s *Server) newRules() *aclRules {
 func (s *Server) initACL() {
 	a := &s.acl
 	a.users = make(map[string]*aclUser)
+	a.allChannels.Store(s.cfg.ACLPubsubDefault == "allchannels")
 	r := s.newRules()
 	for _, op := range []string{"+@all", "~*", "&*", "on", "nopass"} {
 		if err := s.applyRule(r, []byte(op)); err != nil {
@@ -274,6 +278,7 @@ func (s *Server) applyRule(r *aclRules, op []byte) error {
 		for _, o := range []string{"resetpass", "resetkeys", "resetchannels", "off", "sanitize-payload", "-@all"} {
 			s.applyRule(r, []byte(o))
 		}
+		r.allChannels = s.acl.allChannels.Load()
 		return nil
 	case "clearselectors":
 		return nil

@@ -36,6 +36,9 @@ type Config struct {
 	ACLFile string
 	// ACLLogMaxLen is redis "acllog-max-len": entries ACL LOG keeps.
 	ACLLogMaxLen int
+	// ACLPubsubDefault is redis "acl-pubsub-default": the channels of a
+	// new (or reset) user, "resetchannels" (none) or "allchannels".
+	ACLPubsubDefault string
 	MaxClients   int         // most simultaneous connections (redis "maxclients")
 	Timeout      int         // seconds a client may stay idle before it is closed (redis "timeout"); 0: for ever
 	Shards       int         // shards per database (power of two)
@@ -113,6 +116,7 @@ func DefaultConfig() Config {
 		MaxWatchedKeys:    100_000,
 		MaxQueuedCommands: 100_000,
 		ACLLogMaxLen:      128,
+		ACLPubsubDefault:  "resetchannels",
 		MaxQueuedBytes:    64 << 20,
 
 		BusyReplyThreshold: 5000,
