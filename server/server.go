@@ -39,12 +39,12 @@ type Config struct {
 	// ACLPubsubDefault is redis "acl-pubsub-default": the channels of a
 	// new (or reset) user, "resetchannels" (none) or "allchannels".
 	ACLPubsubDefault string
-	MaxClients   int         // most simultaneous connections (redis "maxclients")
-	Timeout      int         // seconds a client may stay idle before it is closed (redis "timeout"); 0: for ever
-	Shards       int         // shards per database (power of two)
-	Databases    int         // number of databases (SELECT 0..n-1)
-	Hz           int         // background task frequency (active expiry), per second
-	Limits       resp.Limits // request size bounds
+	MaxClients       int         // most simultaneous connections (redis "maxclients")
+	Timeout          int         // seconds a client may stay idle before it is closed (redis "timeout"); 0: for ever
+	Shards           int         // shards per database (power of two)
+	Databases        int         // number of databases (SELECT 0..n-1)
+	Hz               int         // background task frequency (active expiry), per second
+	Limits           resp.Limits // request size bounds
 	// OutputLimits is client-output-buffer-limit (outlimit.go).
 	OutputLimits OutputBufferLimits
 	Persist      PersistConfig
