@@ -28,23 +28,15 @@ const TurnstileVersion = "0.1.0"
 // the settings that are configuration parameters (flags, config file, CONFIG
 // GET/SET) are the rows of configTable (config_params.go).
 type Config struct {
-	Bind        string // address to listen on (redis "bind")
-	Port        int    // TCP port (redis "port"); 0 picks a free port
-	RequirePass string // password for the default user; "" disables AUTH
-	// ACLFile is redis "aclfile": users loaded at start-up and by ACL LOAD,
-	// written by ACL SAVE ("": none).
-	ACLFile string
-	// ACLLogMaxLen is redis "acllog-max-len": entries ACL LOG keeps.
-	ACLLogMaxLen int
-	// ACLPubsubDefault is redis "acl-pubsub-default": the channels of a
-	// new (or reset) user, "resetchannels" (none) or "allchannels".
-	ACLPubsubDefault string
-	MaxClients       int         // most simultaneous connections (redis "maxclients")
-	Timeout          int         // seconds a client may stay idle before it is closed (redis "timeout"); 0: for ever
-	Shards           int         // shards per database (power of two)
-	Databases        int         // number of databases (SELECT 0..n-1)
-	Hz               int         // background task frequency (active expiry), per second
-	Limits           resp.Limits // request size bounds
+	Bind        string      // address to listen on (redis "bind")
+	Port        int         // TCP port (redis "port"); 0 picks a free port
+	RequirePass string      // password for the default user; "" disables AUTH
+	MaxClients  int         // most simultaneous connections (redis "maxclients")
+	Timeout     int         // seconds a client may stay idle before it is closed (redis "timeout"); 0: for ever
+	Shards      int         // shards per database (power of two)
+	Databases   int         // number of databases (SELECT 0..n-1)
+	Hz          int         // background task frequency (active expiry), per second
+	Limits      resp.Limits // request size bounds
 	// OutputLimits is client-output-buffer-limit (outlimit.go).
 	OutputLimits OutputBufferLimits
 	Persist      PersistConfig
@@ -97,6 +89,15 @@ type Config struct {
 	// serveStream, instead of the raw socket loop, so that tests on Linux
 	// cover the loop other platforms use.
 	portableConnLoop bool
+
+	// ACLFile is redis "aclfile": users loaded at start-up and by ACL LOAD,
+	// written by ACL SAVE ("": none).
+	ACLFile string
+	// ACLLogMaxLen is redis "acllog-max-len": entries ACL LOG keeps.
+	ACLLogMaxLen int
+	// ACLPubsubDefault is redis "acl-pubsub-default": the channels of a
+	// new (or reset) user, "resetchannels" (none) or "allchannels".
+	ACLPubsubDefault string
 }
 
 // DefaultConfig returns the settings used when nothing is configured.
