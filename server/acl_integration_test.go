@@ -276,3 +276,27 @@ func TestACLDefaultUserRestricted(t *testing.T) {
 		t.Errorf("SET after +set = %q", got)
 	}
 }
+
+// TestACLForwardChecksLocally: a cluster node checks its own users'
+// permissions before forwarding a command to the leader.
+func TestACLForwardChecksLocally(t *testing.T) {
+	e := newFwdEnv(t)
+	admin := dialRaw(t, e.nodeAddr)
+	if got := admin.do("ACL", "SETUSER", "svc", "on", ">pw", "~rl:*", "+cl.throttle"); got != "+OK\r\n" {
+		t.Fatal(got)
+	}
+	svc := e.client(t, e.nodeAddr, 2, func(o *redis.Options) { o.Username, o.Password = "svc", "pw" })
+	if err := svc.Do(e.ctx, "CL.THROTTLE", "rl:x", "1", "1", "60").Err(); err != nil {
+		t.Fatalf("CL.THROTTLE rl:x: %v", err)
+	}
+	if _, ok := keyOn(e.leader, 0, "rl:x"); !ok {
+		t.Error("rl:x is not on the leader: not forwarded")
+	}
+	err := svc.Do(e.ctx, "CL.THROTTLE", "other:x", "1", "1", "60").Err()
+	if err == nil || !strings.HasPrefix(err.Error(), "NOPERM") {
+		t.Errorf("CL.THROTTLE other:x through the node: %v", err)
+	}
+	if _, ok := keyOn(e.leader, 0, "other:x"); ok {
+		t.Error("other:x reached the leader")
+	}
+}
