@@ -104,6 +104,10 @@ type Command[H any] struct {
 	// it), for ACL key permissions; unset, a Readonly command reads, a
 	// Write command writes, any other does both. See KeyAccess.
 	Access []KeyAccess
+	// AccessOf, when set, decides per call what the command does with its
+	// i-th key (Redis's variable key flags: SET reads only with GET);
+	// Access stays the static answer COMMAND-like reports use.
+	AccessOf func(args [][]byte, i int) KeyAccess
 	// Cats are ACL categories the row has beyond those its flags and group
 	// imply (see Categories); NotCats are implied ones it does not have.
 	Cats, NotCats Category
@@ -187,6 +191,14 @@ func (c *Command[H]) KeyAccessAt(i int) KeyAccess {
 		return KeyWrite
 	}
 	return KeyReadWrite
+}
+
+// KeyAccessFor is what this call (args) does with its i-th key.
+func (c *Command[H]) KeyAccessFor(args [][]byte, i int) KeyAccess {
+	if c.AccessOf != nil {
+		return c.AccessOf(args, i)
+	}
+	return c.KeyAccessAt(i)
 }
 
 // FlagNames returns the flag names COMMAND reports.

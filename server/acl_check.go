@@ -17,7 +17,7 @@ const (
 //
 // Keys are those the table names (key positions, or the row's Locks
 // function: EVAL's declared keys, numkeys forms), each needing the
-// permissions its row's KeyAccessAt says (Redis's key spec flags).
+// permissions its row's KeyAccessFor says (Redis's key spec flags).
 func aclCheck(r *aclRules, cmd *Command, args [][]byte) (reason int, object []byte) {
 	if !r.allCommands && !cmd.Has(command.NoAuth) && !r.bit(cmd.ID()) && !firstArgAllowed(r, cmd, args) {
 		return aclDeniedCmd, nil
@@ -27,7 +27,7 @@ func aclCheck(r *aclRules, cmd *Command, args [][]byte) (reason int, object []by
 			var refused []byte
 			n := 0
 			cmd.Locks(args, 0, 1<<30, func(_ int, key []byte) {
-				if refused == nil && !keyAllowed(r, key, uint8(cmd.KeyAccessAt(n))) {
+				if refused == nil && !keyAllowed(r, key, uint8(cmd.KeyAccessFor(args, n))) {
 					refused = key
 				}
 				n++
@@ -38,7 +38,7 @@ func aclCheck(r *aclRules, cmd *Command, args [][]byte) (reason int, object []by
 		} else {
 			var buf [16]int
 			for n, i := range cmd.KeyPositions(args, buf[:0]) {
-				if !keyAllowed(r, args[i], uint8(cmd.KeyAccessAt(n))) {
+				if !keyAllowed(r, args[i], uint8(cmd.KeyAccessFor(args, n))) {
 					return aclDeniedKey, args[i]
 				}
 			}

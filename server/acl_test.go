@@ -75,7 +75,10 @@ func TestACLCheckRules(t *testing.T) {
 		{[]string{"exists", "w:1"}, aclOK}, // EXISTS touches no value: any matching pattern
 		{[]string{"exists", "x"}, aclDeniedKey},
 		{[]string{"set", "rw:1", "v"}, aclOK},
-		{[]string{"set", "w:1", "v"}, aclDeniedKey}, // SET may GET: read and write (Redis: write unless GET)
+		{[]string{"set", "w:1", "v"}, aclOK}, // SET only writes, unless GET
+		{[]string{"set", "w:1", "v", "get"}, aclDeniedKey},
+		{[]string{"set", "w:1", "v", "GET\x00x"}, aclDeniedKey}, // Redis compares keywords as C strings
+		{[]string{"set", "w:1", "v", "getx"}, aclOK},
 		{[]string{"set", "r:1", "v"}, aclDeniedKey},
 		{[]string{"del", "w:1"}, aclDeniedCmd},
 		{[]string{"select", "1"}, aclOK},

@@ -23,7 +23,7 @@ func stringCommands() []*Command {
 	return []*Command{
 		one(&Command{Name: "get", Arity: 2, Flags: roFast, Since: "1.0.0",
 			Summary: "Returns the string value of a key.", Handler: cmdGet}),
-		one(&Command{Name: "set", Access: []command.KeyAccess{command.KeyReadWrite}, Arity: -3, Flags: rw, Since: "1.0.0",
+		one(&Command{Name: "set", Access: []command.KeyAccess{command.KeyReadWrite}, AccessOf: setKeyAccess, Arity: -3, Flags: rw, Since: "1.0.0",
 			Summary: "Sets the string value of a key, ignoring its type. The key is created if it doesn't exist.", Handler: cmdSet}),
 		one(&Command{Name: "setnx", Arity: 3, Flags: rwFast, Since: "1.0.0",
 			Summary: "Set the string value of a key only when the key doesn't exist.", Handler: cmdSetNX}),
@@ -611,4 +611,16 @@ func cmdGetRange(x *Ctx) {
 		return
 	}
 	x.w.Bulk(s[start : end+1])
+}
+
+// setKeyAccess is what a SET call does with its key, as Redis decides it:
+// it reads the old value only with GET (compared as a C string, as Redis
+// does), else it only writes.
+func setKeyAccess(args [][]byte, _ int) command.KeyAccess {
+	for _, a := range args[min(3, len(args)):] {
+		if len(a) >= 3 && (len(a) == 3 || a[3] == 0) && equalFold("get", a[:3]) {
+			return command.KeyReadWrite
+		}
+	}
+	return command.KeyWrite
 }
