@@ -99,12 +99,30 @@ type Command[H any] struct {
 	// Subs are the subcommands of a container command (CLIENT, CONFIG,
 	// COMMAND). Their arity counts from the container's name.
 	Subs []*Command[H]
+	// Access, when set, is what the command does with each of its
+	// keys' values, by key index (the last entry also covers the keys after
+	// it), for ACL key permissions; unset, a Readonly command reads, a
+	// Write command writes, any other does both. See KeyAccess.
+	Access []KeyAccess
+	// AccessOf, when set, decides per call what the command does with its
+	// i-th key (Redis's variable key flags: SET reads only with GET);
+	// Access stays the static answer COMMAND-like reports use.
+	AccessOf func(args [][]byte, i int) KeyAccess
+	// Cats are ACL categories the row has beyond those its flags and group
+	// imply (see Categories); NotCats are implied ones it does not have.
+	Cats, NotCats Category
 
 	fullName string // "config|get" for a subcommand, else Name
 	parent   *Command[H]
 	id       int
 	subs     map[string]*Command[H]
+	cats     Category // computed by New
 }
+
+// Categories are the row's ACL categories: those Redis derives from its
+// flags (write, read, admin+dangerous, fast, blocking, else slow) and
+// group (string, hash, generic=keyspace...), plus Cats, minus NotCats.
+func (c *Command[H]) Categories() Category { return c.cats }
 
 // Has reports whether c has all flags in f.
 func (c *Command[H]) Has(f Flag) bool { return c.Flags&f == f }
@@ -146,6 +164,41 @@ func (c *Command[H]) KeyPositions(args [][]byte, dst []int) []int {
 		dst = append(dst, i)
 	}
 	return dst
+}
+
+// KeyAccess is what a command does with a key's value, as Redis's key
+// specs say: KeyRead needs read permission (%R~), KeyWrite write
+// permission (%W~). KeyAny (neither: EXISTS, TYPE, STRLEN only look at
+// the key) needs a matching pattern of any kind.
+type KeyAccess uint8
+
+const (
+	KeyAny       KeyAccess = 0
+	KeyRead      KeyAccess = 1
+	KeyWrite     KeyAccess = 2
+	KeyReadWrite           = KeyRead | KeyWrite
+)
+
+// KeyAccessAt is what the command does with its i-th key (from 0).
+func (c *Command[H]) KeyAccessAt(i int) KeyAccess {
+	if len(c.Access) > 0 {
+		return c.Access[min(i, len(c.Access)-1)]
+	}
+	switch {
+	case c.Has(Readonly):
+		return KeyRead
+	case c.Has(Write):
+		return KeyWrite
+	}
+	return KeyReadWrite
+}
+
+// KeyAccessFor is what this call (args) does with its i-th key.
+func (c *Command[H]) KeyAccessFor(args [][]byte, i int) KeyAccess {
+	if c.AccessOf != nil {
+		return c.AccessOf(args, i)
+	}
+	return c.KeyAccessAt(i)
 }
 
 // FlagNames returns the flag names COMMAND reports.
@@ -191,6 +244,7 @@ func New[H any](valid func(H) bool, groups ...[]*Command[H]) *Table[H] {
 	sort.Slice(t.sorted, func(i, j int) bool { return t.sorted[i].Name < t.sorted[j].Name })
 	for _, c := range t.sorted {
 		c.fullName = c.Name
+		c.cats = implicitCategories(c)
 		c.id = len(t.all)
 		t.all = append(t.all, c)
 		if len(c.Subs) == 0 {
@@ -207,6 +261,7 @@ func New[H any](valid func(H) bool, groups ...[]*Command[H]) *Table[H] {
 				panic(fmt.Sprintf("command table: duplicate %q|%q", c.Name, s.Name))
 			}
 			s.parent = c
+			s.cats = implicitCategories(s)
 			s.fullName = c.Name + "|" + s.Name
 			s.id = len(t.all)
 			t.all = append(t.all, s)

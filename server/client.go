@@ -36,7 +36,12 @@ type client struct {
 	laddr   string
 
 	db     int  // selected database
-	authed bool // passed AUTH (or no password is set)
+	authed bool // passed AUTH (or the default user is on and nopass)
+	// user is the user the connection is authenticated as (or will be:
+	// default, before AUTH); nil only for internal clients (scripts').
+	// Set by the connection's goroutine, read by CLIENT LIST and ACL
+	// DELUSER from others.
+	user atomic.Pointer[aclUser]
 	// memFull is set by handle for the command it runs when memory is at
 	// the limit and cannot be freed: the command may not create keys
 	// (maxmemory.go).
@@ -158,7 +163,8 @@ func newClient(s *Server, nc net.Conn) *client {
 		fd:      -1,
 		logFrom: -1,
 	}
-	c.authed = *s.requirePass.Load() == ""
+	c.authed = s.defaultAuthed()
+	c.user.Store(s.acl.def)
 	c.out.mem, c.out.id = &s.clientMem, c.id
 	c.noteBuffers()
 	c.setProto(2)
@@ -562,7 +568,7 @@ func (c *client) info(now int64) string {
 	// Output and argument memory are not tracked: reported as 0.
 	b.WriteString(" argv-mem=0 multi-mem=0 rbs=" + strconv.FormatInt(rbs, 10))
 	b.WriteString(" rbp=0 obl=0 oll=0 omem=0 tot-mem=0 events=r")
-	b.WriteString(" cmd=" + cmd + " user=default redir=" + strconv.FormatInt(redir, 10) + " resp=")
+	b.WriteString(" cmd=" + cmd + " user=" + c.userName() + " redir=" + strconv.FormatInt(redir, 10) + " resp=")
 	b.WriteString(strconv.Itoa(int(c.proto.Load())))
 	b.WriteString(" lib-name=" + lib + " lib-ver=" + ver)
 	return b.String()

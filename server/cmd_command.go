@@ -13,12 +13,12 @@ import (
 func commandSubcommands() []*Command {
 	const f = command.Loading | command.Stale
 	return []*Command{
-		{Name: "count", Arity: 2, Flags: f, Summary: "Returns a count of commands.", Since: "2.8.13", Handler: commandCount},
-		{Name: "list", Arity: -2, Flags: f, Args: "[FILTERBY <MODULE module-name|ACLCAT category|PATTERN pattern>]", Summary: "Returns a list of command names.", Since: "7.0.0", Handler: commandList},
-		{Name: "info", Arity: -2, Flags: f, Args: "[<command-name> ...]", Summary: "Returns information about one, multiple or all commands.", Since: "2.8.13", Handler: commandInfo},
-		{Name: "docs", Arity: -2, Flags: f, Args: "[<command-name> ...]", Summary: "Returns documentary information about one, multiple or all commands.", Since: "7.0.0", Handler: commandDocs},
-		{Name: "getkeys", Arity: -3, Flags: f, Args: "<command> [<arg> ...]", Summary: "Extracts the key names from an arbitrary command.", Since: "2.8.13", Handler: commandGetKeys},
-		{Name: "help", Arity: 2, Flags: f, Summary: "Returns helpful text about the different subcommands.", Since: "5.0.0", Handler: subcommandHelp},
+		{Name: "count", Arity: 2, Flags: f, Cats: command.CatConnection, Summary: "Returns a count of commands.", Since: "2.8.13", Handler: commandCount},
+		{Name: "list", Arity: -2, Flags: f, Cats: command.CatConnection, Args: "[FILTERBY <MODULE module-name|ACLCAT category|PATTERN pattern>]", Summary: "Returns a list of command names.", Since: "7.0.0", Handler: commandList},
+		{Name: "info", Arity: -2, Flags: f, Cats: command.CatConnection, Args: "[<command-name> ...]", Summary: "Returns information about one, multiple or all commands.", Since: "2.8.13", Handler: commandInfo},
+		{Name: "docs", Arity: -2, Flags: f, Cats: command.CatConnection, Args: "[<command-name> ...]", Summary: "Returns documentary information about one, multiple or all commands.", Since: "7.0.0", Handler: commandDocs},
+		{Name: "getkeys", Arity: -3, Flags: f, Cats: command.CatConnection, Args: "<command> [<arg> ...]", Summary: "Extracts the key names from an arbitrary command.", Since: "2.8.13", Handler: commandGetKeys},
+		{Name: "help", Arity: 2, Flags: f, Cats: command.CatConnection, Summary: "Returns helpful text about the different subcommands.", Since: "5.0.0", Handler: subcommandHelp},
 	}
 }
 
@@ -132,46 +132,13 @@ func writeCommandInfo(w *resp.Writer, c *Command) {
 	}
 }
 
-// aclCategories is Redis's category table; COMMAND lists a command's
-// categories in this order.
-var aclCategories = []string{"keyspace", "read", "write", "set", "sortedset", "list", "hash",
-	"string", "bitmap", "hyperloglog", "geo", "stream", "pubsub", "admin", "fast", "slow",
-	"blocking", "dangerous", "connection", "transaction", "scripting"}
-
-// categories derives the ACL categories COMMAND reports from the row.
+// categories lists the row's ACL categories as COMMAND reports them.
 func categories(c *Command) []string {
-	has := map[string]bool{
-		"write": c.Has(command.Write),
-		"read":  c.Has(command.Readonly),
-		"admin": c.Has(command.Admin), "dangerous": c.Has(command.Admin),
-		"fast": c.Has(command.Fast), "slow": !c.Has(command.Fast),
-		"blocking": c.Has(command.Blocking),
+	names := c.Categories().Names()
+	for i, n := range names {
+		names[i] = "@" + n
 	}
-	switch groupOf(c) {
-	case "string":
-		has["string"] = true
-	case "set":
-		has["set"] = true
-	case "hash":
-		has["hash"] = true
-	case "sorted-set":
-		has["sortedset"] = true
-	case "generic":
-		has["keyspace"] = true
-	case "connection":
-		has["connection"] = true
-	case "transactions":
-		has["transaction"] = true
-	case "list", "stream":
-		has[groupOf(c)] = true
-	}
-	var cats []string
-	for _, name := range aclCategories {
-		if has[name] {
-			cats = append(cats, "@"+name)
-		}
-	}
-	return cats
+	return names
 }
 
 // writeKeySpecs writes the single range key spec a (first, last, step) row

@@ -2,7 +2,6 @@ package server
 
 import (
 	"cmp"
-	"crypto/subtle"
 	"math"
 	"slices"
 	"strings"
@@ -74,19 +73,27 @@ func cmdReset(x *Ctx) {
 	c.mu.Lock()
 	c.name = ""
 	c.mu.Unlock()
-	c.authed = *x.s.requirePass.Load() == ""
+	c.user.Store(x.s.acl.def)
+	c.authed = x.s.defaultAuthed()
 	x.w.Status("RESET")
 }
 
-// checkPassword compares in constant time. The only user is "default";
-// with no requirepass it has no password, so any password is accepted.
-func (s *Server) checkPassword(user, pass []byte) bool {
-	want := *s.requirePass.Load()
-	okUser := subtle.ConstantTimeCompare(user, []byte("default")) == 1
-	if want == "" {
-		return okUser
+// authenticate is AUTH's and HELLO's check: on success the connection
+// is authenticated as the user; on failure the attempt is logged (ACL LOG,
+// reason auth, object the command's name as sent).
+func (s *Server) authenticate(x *Ctx, user, pass []byte) bool {
+	u := s.checkCredentials(user, pass)
+	if u == nil {
+		ctx := "toplevel"
+		if x.c.multi != nil {
+			ctx = "multi"
+		}
+		s.acl.log.add(s, x.c, aclDeniedAuth, ctx, string(x.args[0]), string(user))
+		return false
 	}
-	return okUser && subtle.ConstantTimeCompare(pass, []byte(want)) == 1
+	x.c.user.Store(u)
+	x.c.authed = true
+	return true
 }
 
 func cmdAuth(x *Ctx) {
@@ -97,19 +104,22 @@ func cmdAuth(x *Ctx) {
 	user, pass := []byte("default"), x.args[1]
 	if len(x.args) == 3 {
 		user, pass = x.args[1], x.args[2]
-	} else if *x.s.requirePass.Load() == "" {
+	} else if !x.s.defaultUserHasPassword() {
 		x.w.Error("ERR AUTH <password> called without any password configured for the default user. Are you sure your configuration is correct?")
 		return
 	}
-	if !x.s.checkPassword(user, pass) {
+	if !x.s.authenticate(x, user, pass) {
 		x.w.Error(errWrongPass)
 		return
 	}
-	x.c.authed = true
 	x.w.OK()
 }
 
 // cmdHello implements HELLO [protover [AUTH user pass] [SETNAME name]].
+// As in Redis, the options take effect left to right: each AUTH is
+// checked (and, if right, applied) where it stands and each SETNAME is
+// validated and applied where it stands, so an error leaves the earlier
+// options in effect.
 func cmdHello(x *Ctx) {
 	c := x.c
 	proto := 0
@@ -125,42 +135,34 @@ func cmdHello(x *Ctx) {
 		}
 		proto = int(n)
 	}
-	var user, pass, name []byte
-	authGiven, nameGiven := false, false
 	for i := 2; i < len(x.args); i++ {
 		more := len(x.args) - 1 - i
 		opt := strings.ToLower(string(x.args[i]))
 		switch {
 		case opt == "auth" && more >= 2:
-			user, pass, authGiven = x.args[i+1], x.args[i+2], true
+			if !x.s.authenticate(x, x.args[i+1], x.args[i+2]) {
+				x.w.Error(errWrongPass)
+				return
+			}
 			i += 2
 		case opt == "setname" && more >= 1:
-			name, nameGiven = x.args[i+1], true
+			name := x.args[i+1]
+			if !validClientName(name) {
+				x.w.Error(errClientName)
+				return
+			}
+			c.mu.Lock()
+			c.name = string(name)
+			c.mu.Unlock()
 			i++
 		default:
 			x.w.Error("ERR Syntax error in HELLO option '" + string(x.args[i]) + "'")
 			return
 		}
 	}
-	if authGiven {
-		if !x.s.checkPassword(user, pass) {
-			x.w.Error(errWrongPass)
-			return
-		}
-		c.authed = true
-	}
 	if !c.authed {
 		x.w.Error("NOAUTH HELLO must be called with the client already authenticated, otherwise the HELLO <proto> AUTH <user> <pass> option can be used to authenticate the client and select the RESP protocol version at the same time")
 		return
-	}
-	if nameGiven {
-		if !validClientName(name) {
-			x.w.Error(errClientName)
-			return
-		}
-		c.mu.Lock()
-		c.name = string(name)
-		c.mu.Unlock()
 	}
 	if proto != 0 {
 		c.setProto(proto)

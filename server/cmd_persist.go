@@ -13,7 +13,7 @@ func persistCommands() []*Command {
 			Summary: "Synchronously saves the database(s) to disk.", Handler: cmdSave},
 		{Name: "bgsave", Arity: -1, Flags: admin, Group: "server", Since: "1.0.0",
 			Summary: "Asynchronously saves the database(s) to disk.", Handler: cmdBgsave},
-		{Name: "lastsave", Arity: 1, Flags: command.Loading | command.Stale | command.Fast | command.Random, Group: "server", Since: "1.0.0",
+		{Name: "lastsave", Arity: 1, Flags: command.Loading | command.Stale | command.Fast | command.Random, Cats: command.CatAdmin | command.CatDangerous, Group: "server", Since: "1.0.0",
 			Summary: "Returns the Unix timestamp of the last successful save to disk.", Handler: cmdLastSave},
 		{Name: "bgrewriteaof", Arity: 1, Flags: admin, Group: "server", Since: "1.0.0",
 			Summary: "Asynchronously rewrites the append-only file to disk.", Handler: cmdBgRewriteAOF},

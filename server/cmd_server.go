@@ -9,19 +9,19 @@ import (
 
 func serverCommands() []*Command {
 	return []*Command{
-		{Name: "command", Arity: -1, Flags: command.Loading | command.Stale, Group: "server", Since: "2.8.13",
+		{Name: "command", Arity: -1, Flags: command.Loading | command.Stale, Cats: command.CatConnection, Group: "server", Since: "2.8.13",
 			Summary: "Returns detailed information about all commands.", Handler: cmdCommand, Subs: commandSubcommands()},
-		{Name: "info", Arity: -1, Flags: command.Loading | command.Stale, Group: "server", Since: "1.0.0",
+		{Name: "info", Arity: -1, Flags: command.Loading | command.Stale, Cats: command.CatDangerous, Group: "server", Since: "1.0.0",
 			Summary: "Returns information and statistics about the server.", Handler: cmdInfo},
-		{Name: "config", Arity: -2, Flags: command.Admin | command.NoScript | command.Loading | command.Stale, Group: "server", Since: "2.0.0",
+		{Name: "config", Arity: -2, Flags: command.Admin | command.NoScript | command.Loading | command.Stale, NotCats: command.CatAdmin | command.CatDangerous, Group: "server", Since: "2.0.0",
 			Summary: "A container for server configuration commands.", Subs: configSubcommands()},
 		{Name: "time", Arity: 1, Flags: command.Loading | command.Stale | command.Fast | command.Random | command.Leader, Group: "server", Since: "2.6.0",
 			Summary: "Returns the server time.", Handler: cmdTime},
-		{Name: "dbsize", Arity: 1, Flags: command.Readonly | command.Fast, Group: "server", Since: "1.0.0",
+		{Name: "dbsize", Arity: 1, Flags: command.Readonly | command.Fast, Cats: command.CatKeyspace, Group: "server", Since: "1.0.0",
 			Summary: "Returns the number of keys in the database.", Handler: cmdDBSize},
-		{Name: "flushdb", Arity: -1, Flags: command.Write | command.Keyspace, Group: "server", Since: "1.0.0",
+		{Name: "flushdb", Arity: -1, Flags: command.Write | command.Keyspace, Cats: command.CatKeyspace | command.CatDangerous, Group: "server", Since: "1.0.0",
 			Summary: "Removes all keys from the current database.", Handler: cmdFlushDB},
-		{Name: "flushall", Arity: -1, Flags: command.Write | command.Keyspace, Group: "server", Since: "1.0.0",
+		{Name: "flushall", Arity: -1, Flags: command.Write | command.Keyspace, Cats: command.CatKeyspace | command.CatDangerous, Group: "server", Since: "1.0.0",
 			Summary: "Removes all keys from all databases.", Handler: cmdFlushAll},
 	}
 }
@@ -77,7 +77,7 @@ func configSubcommands() []*Command {
 		{Name: "resetstat", Arity: 2, Flags: f, Since: "2.0.0", Summary: "Resets the server's statistics.", Handler: configResetStat},
 		{Name: "rewrite", Arity: 2, Flags: f, Since: "2.8.0", Summary: "Persists the effective configuration to file.",
 			Handler: func(x *Ctx) { x.w.Error("ERR The server is running without a config file") }},
-		{Name: "help", Arity: 2, Flags: f, Since: "5.0.0", Summary: "Returns helpful text about the different subcommands.", Handler: subcommandHelp},
+		{Name: "help", Arity: 2, Flags: f, NotCats: command.CatAdmin | command.CatDangerous, Since: "5.0.0", Summary: "Returns helpful text about the different subcommands.", Handler: subcommandHelp},
 	}
 }
 

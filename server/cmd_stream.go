@@ -21,7 +21,7 @@ func streamCommands() []*Command {
 	return []*Command{
 		one(&Command{Name: "xadd", Arity: -5, Flags: command.Write | command.DenyOOM | command.Fast | command.AddsKeys, Since: "5.0.0",
 			Summary: "Appends a new message to a stream. Creates the key if it doesn't exist.", Handler: cmdXAdd}),
-		one(&Command{Name: "xlen", Arity: 2, Flags: command.Readonly | command.Fast, Since: "5.0.0",
+		one(&Command{Name: "xlen", Access: []command.KeyAccess{command.KeyAny}, Arity: 2, Flags: command.Readonly | command.Fast, Since: "5.0.0",
 			Summary: "Return the number of messages in a stream.", Handler: cmdXLen}),
 		one(&Command{Name: "xrange", Arity: -4, Flags: command.Readonly, Since: "5.0.0",
 			Summary: "Returns the messages from a stream within a range of IDs.", Handler: cmdXRange}),

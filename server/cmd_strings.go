@@ -23,7 +23,7 @@ func stringCommands() []*Command {
 	return []*Command{
 		one(&Command{Name: "get", Arity: 2, Flags: roFast, Since: "1.0.0",
 			Summary: "Returns the string value of a key.", Handler: cmdGet}),
-		one(&Command{Name: "set", Arity: -3, Flags: rw, Since: "1.0.0",
+		one(&Command{Name: "set", Access: []command.KeyAccess{command.KeyReadWrite}, AccessOf: setKeyAccess, Arity: -3, Flags: rw, Since: "1.0.0",
 			Summary: "Sets the string value of a key, ignoring its type. The key is created if it doesn't exist.", Handler: cmdSet}),
 		one(&Command{Name: "setnx", Arity: 3, Flags: rwFast, Since: "1.0.0",
 			Summary: "Set the string value of a key only when the key doesn't exist.", Handler: cmdSetNX}),
@@ -31,11 +31,11 @@ func stringCommands() []*Command {
 			Summary: "Sets the string value and expiration time of a key. Creates the key if it doesn't exist.", Handler: cmdSetEX}),
 		one(&Command{Name: "psetex", Arity: 4, Flags: rw, Since: "2.6.0",
 			Summary: "Sets both string value and expiration time in milliseconds of a key. The key is created if it doesn't exist.", Handler: cmdSetEX}),
-		one(&Command{Name: "getset", Arity: 3, Flags: rwFast, Since: "1.0.0",
+		one(&Command{Name: "getset", Access: []command.KeyAccess{command.KeyReadWrite}, Arity: 3, Flags: rwFast, Since: "1.0.0",
 			Summary: "Returns the previous string value of a key after setting it to a new value.", Handler: cmdGetSet}),
-		one(&Command{Name: "getex", Arity: -2, Flags: command.Write | command.Fast, Since: "6.2.0",
+		one(&Command{Name: "getex", Access: []command.KeyAccess{command.KeyReadWrite}, Arity: -2, Flags: command.Write | command.Fast, Since: "6.2.0",
 			Summary: "Returns the string value of a key after setting its expiration time.", Handler: cmdGetEX}),
-		one(&Command{Name: "getdel", Arity: 2, Flags: command.Write | command.Fast, Since: "6.2.0",
+		one(&Command{Name: "getdel", Access: []command.KeyAccess{command.KeyReadWrite}, Arity: 2, Flags: command.Write | command.Fast, Since: "6.2.0",
 			Summary: "Returns the string value of a key after deleting the key.", Handler: cmdGetDel}),
 		{Name: "mget", Arity: -2, Flags: roFast, FirstKey: 1, LastKey: -1, Step: 1, Group: "string", Since: "1.0.0",
 			Summary: "Atomically returns the string values of one or more keys.", Handler: cmdMGet},
@@ -43,19 +43,19 @@ func stringCommands() []*Command {
 			Summary: "Atomically creates or modifies the string values of one or more keys.", Handler: cmdMSet},
 		{Name: "msetnx", Arity: -3, Flags: rw, FirstKey: 1, LastKey: -1, Step: 2, Group: "string", Since: "1.0.1",
 			Summary: "Atomically modifies the string values of one or more keys only when all keys don't exist.", Handler: cmdMSet},
-		one(&Command{Name: "incr", Arity: 2, Flags: rwFast, Since: "1.0.0",
+		one(&Command{Name: "incr", Access: []command.KeyAccess{command.KeyReadWrite}, Arity: 2, Flags: rwFast, Since: "1.0.0",
 			Summary: "Increments the integer value of a key by one. Uses 0 as initial value if the key doesn't exist.", Handler: cmdIncr}),
-		one(&Command{Name: "decr", Arity: 2, Flags: rwFast, Since: "1.0.0",
+		one(&Command{Name: "decr", Access: []command.KeyAccess{command.KeyReadWrite}, Arity: 2, Flags: rwFast, Since: "1.0.0",
 			Summary: "Decrements the integer value of a key by one. Uses 0 as initial value if the key doesn't exist.", Handler: cmdIncr}),
-		one(&Command{Name: "incrby", Arity: 3, Flags: rwFast, Since: "1.0.0",
+		one(&Command{Name: "incrby", Access: []command.KeyAccess{command.KeyReadWrite}, Arity: 3, Flags: rwFast, Since: "1.0.0",
 			Summary: "Increments the integer value of a key by a number. Uses 0 as initial value if the key doesn't exist.", Handler: cmdIncr}),
-		one(&Command{Name: "decrby", Arity: 3, Flags: rwFast, Since: "1.0.0",
+		one(&Command{Name: "decrby", Access: []command.KeyAccess{command.KeyReadWrite}, Arity: 3, Flags: rwFast, Since: "1.0.0",
 			Summary: "Decrements a number from the integer value of a key. Uses 0 as initial value if the key doesn't exist.", Handler: cmdIncr}),
-		one(&Command{Name: "incrbyfloat", Arity: 3, Flags: rwFast, Since: "2.6.0",
+		one(&Command{Name: "incrbyfloat", Access: []command.KeyAccess{command.KeyReadWrite}, Arity: 3, Flags: rwFast, Since: "2.6.0",
 			Summary: "Increment the floating point value of a key by a number. Uses 0 as initial value if the key doesn't exist.", Handler: cmdIncrByFloat}),
 		one(&Command{Name: "append", Arity: 3, Flags: rwFast, Since: "2.0.0",
 			Summary: "Appends a string to the value of a key. Creates the key if it doesn't exist.", Handler: cmdAppend}),
-		one(&Command{Name: "strlen", Arity: 2, Flags: roFast, Since: "2.2.0",
+		one(&Command{Name: "strlen", Access: []command.KeyAccess{command.KeyAny}, Arity: 2, Flags: roFast, Since: "2.2.0",
 			Summary: "Returns the length of a string value.", Handler: cmdStrlen}),
 		one(&Command{Name: "setrange", Arity: 4, Flags: rw, Since: "2.2.0",
 			Summary: "Overwrites a part of a string value with another by an offset. Creates the key if it doesn't exist.", Handler: cmdSetRange}),
@@ -611,4 +611,16 @@ func cmdGetRange(x *Ctx) {
 		return
 	}
 	x.w.Bulk(s[start : end+1])
+}
+
+// setKeyAccess is what a SET call does with its key, as Redis decides it:
+// it reads the old value only with GET (compared as a C string, as Redis
+// does), else it only writes.
+func setKeyAccess(args [][]byte, _ int) command.KeyAccess {
+	for _, a := range args[min(3, len(args)):] {
+		if len(a) >= 3 && (len(a) == 3 || a[3] == 0) && equalFold("get", a[:3]) {
+			return command.KeyReadWrite
+		}
+	}
+	return command.KeyWrite
 }

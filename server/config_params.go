@@ -74,7 +74,21 @@ var configTable = []*ConfigParam{
 	row("requirepass", `password clients must AUTH with ("": none)`,
 		func(c *Config) *string { return &c.RequirePass }, stringCodec).
 		mutable(func(s *Server) string { return *s.requirePass.Load() },
-			func(s *Server, c *Config) { p := c.RequirePass; s.requirePass.Store(&p) }),
+			func(s *Server, c *Config) {
+				p := c.RequirePass
+				s.requirePass.Store(&p)
+				s.setDefaultPassword(p)
+			}),
+	row("aclfile", `file of users ("user <name> <rules>" lines) for ACL LOAD and SAVE ("": none)`,
+		func(c *Config) *string { return &c.ACLFile }, stringCodec),
+	row("acl-pubsub-default", "channels of a new or reset user: resetchannels (none) or allchannels",
+		func(c *Config) *string { return &c.ACLPubsubDefault }, aclPubsubCodec).
+		mutable(func(s *Server) string { return pubsubDefaultName(s.acl.allChannels.Load()) },
+			func(s *Server, c *Config) { s.acl.allChannels.Store(c.ACLPubsubDefault == "allchannels") }),
+	row("acllog-max-len", "entries ACL LOG keeps",
+		func(c *Config) *int { return &c.ACLLogMaxLen }, integer[int](0, math.MaxInt64)).
+		mutable(func(s *Server) string { return strconv.FormatInt(s.acl.log.max.Load(), 10) },
+			func(s *Server, c *Config) { s.acl.log.max.Store(int64(c.ACLLogMaxLen)) }),
 	row("maxclients", "maximum simultaneous clients",
 		func(c *Config) *int { return &c.MaxClients }, integer[int](1, math.MaxUint32)).
 		mutable(func(s *Server) string { return strconv.FormatInt(s.maxClients.Load(), 10) },
@@ -415,6 +429,23 @@ var logLevels = []struct {
 }{{"debug", slog.LevelDebug}, {"verbose", slog.LevelInfo}, {"notice", slog.LevelInfo}, {"warning", slog.LevelWarn}}
 
 var logLevelAliases = map[string]string{"info": "notice", "warn": "warning"}
+
+var aclPubsubCodec = codec[string]{
+	parse: func(v string) (string, error) {
+		if v = strings.ToLower(v); v == "allchannels" || v == "resetchannels" {
+			return v, nil
+		}
+		return "", oneOfError("allchannels", "resetchannels")
+	},
+	format: func(v string) string { return pubsubDefaultName(v == "allchannels") },
+}
+
+func pubsubDefaultName(all bool) string {
+	if all {
+		return "allchannels"
+	}
+	return "resetchannels"
+}
 
 var logLevelCodec = codec[string]{
 	parse: func(v string) (string, error) {

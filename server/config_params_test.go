@@ -63,6 +63,11 @@ var configCases = map[string]struct {
 }{
 	"bind":        {good: [][2]string{{"0.0.0.0", "0.0.0.0"}, {"::1", "::1"}}},
 	"requirepass": {good: [][2]string{{"s3cret", "s3cret"}, {"", ""}}},
+	"aclfile":     {good: [][2]string{{"/dev/null", "/dev/null"}, {"", ""}}},
+	"acl-pubsub-default": {good: [][2]string{{"allchannels", "allchannels"}, {"RESETCHANNELS", "resetchannels"}},
+		bad: [][2]string{{"x", "must be one of the following: allchannels, resetchannels"}}},
+	"acllog-max-len": {good: [][2]string{{"0", "0"}, {"128", "128"}, {"9223372036854775807", "9223372036854775807"}},
+		bad: [][2]string{{"-1", "between 0 and 9223372036854775807 inclusive"}, {"x", "couldn't be parsed into an integer"}}},
 	"port": {good: [][2]string{{"7000", "7000"}, {"0", "0"}, {"65535", "65535"}},
 		bad: [][2]string{{"65536", "between 0 and 65535"}, {"-1", "between 0 and 65535"}, {"x", "couldn't be parsed into an integer"}, {"6kb", "integer"}}},
 	"protected-mode": {good: [][2]string{{"no", "no"}, {"YES", "yes"}},
@@ -209,7 +214,7 @@ func TestConfigTableShape(t *testing.T) {
 			t.Errorf("%s: not found by its flag %q", p.Name, p.Flag)
 		}
 	}
-	if want := "[protected-mode tls-cert-file tls-key-file tls-ca-cert-file tls-auth-clients tls-protocols requirepass maxclients timeout client-output-buffer-limit maxmemory maxmemory-policy maxmemory-samples lfu-log-factor lfu-decay-time stop-writes-on-bgsave-error busy-reply-threshold lua-time-limit turnstile-native-scripts turnstile-hotkeys]"; fmt.Sprint(mutable) != want {
+	if want := "[protected-mode tls-cert-file tls-key-file tls-ca-cert-file tls-auth-clients tls-protocols requirepass acl-pubsub-default acllog-max-len maxclients timeout client-output-buffer-limit maxmemory maxmemory-policy maxmemory-samples lfu-log-factor lfu-decay-time stop-writes-on-bgsave-error busy-reply-threshold lua-time-limit turnstile-native-scripts turnstile-hotkeys]"; fmt.Sprint(mutable) != want {
 		t.Errorf("mutable rows %v, want %s", mutable, want)
 	}
 	if p := LookupConfigParam("SHARDS"); p == nil || p.Name != "turnstile-shards" {

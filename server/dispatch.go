@@ -77,6 +77,7 @@ func (s *Server) handle(c *client, args [][]byte) {
 		case errText != "":
 		case !c.authed && !cmd.Has(command.NoAuth):
 			errText = errNoAuth
+		case !c.userOrDefault().get().open && s.aclRefused(c, cmd, args, &errText):
 		case s.persist.loading.Load() && !cmd.Has(command.Loading):
 			errText = errLoading
 		case s.scripts.busy.Load() && !cmd.Has(command.AllowBusy):
@@ -117,6 +118,21 @@ func (s *Server) handle(c *client, args [][]byte) {
 		return
 	}
 	s.call(c, cmd, args)
+}
+
+// aclRefused checks a restricted user's permission for cmd (queued in
+// MULTI: checked when queued, as in Redis) and sets the NOPERM reply.
+func (s *Server) aclRefused(c *client, cmd *Command, args [][]byte, errText *string) bool {
+	ctx := "toplevel"
+	if c.multi != nil {
+		ctx = "multi"
+	}
+	reason := s.aclDenied(c, c.userOrDefault().get(), cmd, args, ctx)
+	if reason == aclOK {
+		return false
+	}
+	*errText = noPermError(reason, cmd)
+	return true
 }
 
 // resolveSubcommand returns the row that runs args: cmd itself, or its

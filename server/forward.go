@@ -200,7 +200,7 @@ func (c *client) forward(cmd *Command, args [][]byte) bool {
 // leaderCommand returns the row that runs args (a subcommand's, for a
 // container) when the request is to run on the leader, and false when it
 // runs here: node-local commands, and requests that fail the local checks
-// (arity, unknown subcommand, authentication, RESP2 pub/sub mode), whose
+// (arity, unknown subcommand, authentication, permissions, RESP2 pub/sub mode), whose
 // error handle writes.
 func (c *client) leaderCommand(cmd *Command, args [][]byte) (*Command, bool) {
 	if cmd == nil || !c.authed || !cmd.CheckArity(len(args)) {
@@ -212,6 +212,11 @@ func (c *client) leaderCommand(cmd *Command, args [][]byte) (*Command, bool) {
 			return nil, false
 		}
 		cmd = sub
+	}
+	if r := c.userOrDefault().get(); !r.open {
+		if reason, _ := aclCheck(r, cmd, args); reason != aclOK {
+			return nil, false // refused here, by handle
+		}
 	}
 	if c.subs != nil && c.proto.Load() == 2 && c.subscribed() {
 		return nil, false // only pub/sub commands, which are local

@@ -37,10 +37,6 @@ const errProtectedMode = "-DENIED Redis is running in protected mode because pro
 	"NOTE: You only need to do one of the above things in order for " +
 	"the server to start accepting connections from the outside.\r\n"
 
-// defaultUserHasPassword reports whether the default user has a password
-// (requirepass): the one place protected mode asks.
-func (s *Server) defaultUserHasPassword() bool { return *s.requirePass.Load() != "" }
-
 // protectedRefuses reports whether protected mode refuses a connection
 // from peer.
 func (s *Server) protectedRefuses(peer net.Addr) bool {

@@ -94,7 +94,7 @@ func pubsubSubcommands() []*Command {
 			Summary: "Returns the active shard channels.", Handler: pubsubShardChannels},
 		{Name: "shardnumsub", Arity: -2, Flags: f, Args: "[<shardchannel> ...]", Since: "7.0.0",
 			Summary: "Returns the count of subscribers of shard channels.", Handler: pubsubShardNumsub},
-		{Name: "help", Arity: 2, Flags: f, Since: "6.2.0",
+		{Name: "help", Arity: 2, Flags: f, NotCats: command.CatPubSub, Since: "6.2.0",
 			Summary: "Returns helpful text about the different subcommands.", Handler: subcommandHelp},
 	}
 }

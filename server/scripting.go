@@ -134,6 +134,8 @@ func (h *nativeHost) Call(args ...[]byte) script.Reply {
 	h.w.Reset(nativeReplyKeep)
 	if cmd == nil || !cmd.CheckArity(len(args)) { // a native sends what its script sends: a bug
 		h.w.Error("ERR " + "native script called an unknown command or with the wrong arity")
+	} else if e := s.scriptACLError(h.c, cmd, args); e != "" {
+		h.w.Error(e)
 	} else if e := s.diskRefusal(cmd); e != "" {
 		h.w.Error(e)
 	} else if e := s.scriptOOM(cmd, h.ex.wrote); e != "" {
@@ -272,6 +274,10 @@ func (h *scriptHost) Call(args [][]byte, w *resp.Writer) {
 		w.Error("ERR Unknown Redis command called from script")
 		return
 	}
+	if e := s.scriptACLError(h.caller, cmd, args); e != "" {
+		w.Error(e)
+		return
+	}
 	if e := s.diskRefusal(cmd); e != "" {
 		w.Error(e)
 		return
@@ -315,6 +321,19 @@ func (h *scriptHost) Call(args [][]byte, w *resp.Writer) {
 		y.c = h.caller
 		s.track.remember(y)
 	}
+}
+
+// scriptACLError is the error redis.call gets when the script's caller
+// may not run cmd with args (logged with context "lua"), or "".
+func (s *Server) scriptACLError(caller *client, cmd *Command, args [][]byte) string {
+	r := caller.userOrDefault().get()
+	if r.open {
+		return ""
+	}
+	if reason := s.aclDenied(caller, r, cmd, args, "lua"); reason != aclOK {
+		return scriptNoPermError(reason)
+	}
+	return ""
 }
 
 // diskRefusal is the error a write command a script calls gets while

@@ -102,6 +102,15 @@ type Config struct {
 	// serveStream, instead of the raw socket loop, so that tests on Linux
 	// cover the loop other platforms use.
 	portableConnLoop bool
+
+	// ACLFile is redis "aclfile": users loaded at start-up and by ACL LOAD,
+	// written by ACL SAVE ("": none).
+	ACLFile string
+	// ACLLogMaxLen is redis "acllog-max-len": entries ACL LOG keeps.
+	ACLLogMaxLen int
+	// ACLPubsubDefault is redis "acl-pubsub-default": the channels of a
+	// new (or reset) user, "resetchannels" (none) or "allchannels".
+	ACLPubsubDefault string
 }
 
 // DefaultConfig returns the settings used when nothing is configured.
@@ -123,6 +132,8 @@ func DefaultConfig() Config {
 
 		MaxWatchedKeys:    100_000,
 		MaxQueuedCommands: 100_000,
+		ACLLogMaxLen:      128,
+		ACLPubsubDefault:  "resetchannels",
 		MaxQueuedBytes:    64 << 20,
 
 		BusyReplyThreshold: 5000,
@@ -182,6 +193,7 @@ type Server struct {
 	start int64 // Unix ns at start-up
 
 	requirePass atomic.Pointer[string]
+	acl         aclState // users, ACL LOG (acl.go)
 	maxClients  atomic.Int64
 	fdMu        sync.Mutex                         // serializes fitting the open files limit (fdlimit.go)
 	fdLimiter   fdLimiter                          // the process's open files limit; nil: none
@@ -280,9 +292,16 @@ func New(cfg Config) (*Server, error) {
 		connectionCommands(), serverCommands(), transactionCommands(),
 		stringCommands(), keyCommands(), objectCommands(), throttleCommands(), persistCommands(),
 		setCommands(), hashCommands(), zsetCommands(), listCommands(), blockingCommands(), streamCommands(),
-		pubsubCommands(), scriptingCommands(), raftCommands(), rlCommands(), rlCheckCommands(), rlLeaseCommands(), hotkeysCommands(),
+		pubsubCommands(), scriptingCommands(), raftCommands(), aclCommands(),
+		rlCommands(), rlCheckCommands(), rlLeaseCommands(), hotkeysCommands(),
 		cfg.extraCommands,
 	)
+	s.initACL()
+	if cfg.ACLFile != "" {
+		if e := s.loadACLFile(cfg.ACLFile, nil); e != "" {
+			return nil, fmt.Errorf("aborting start-up because of ACL errors: %s", e)
+		}
+	}
 	s.blocked.init(s.dbs)
 	s.stats.init(s.table)
 	s.initScripting()
