@@ -77,11 +77,11 @@ func infoServer(s *Server, b *strings.Builder, now int64) {
 	infoClock(s, b)
 	field(b, "uptime_in_seconds", uptime)
 	field(b, "uptime_in_days", uptime/86400)
-	field(b, "hz", s.cfg.Hz)
-	field(b, "configured_hz", s.cfg.Hz)
+	field(b, "hz", s.hz.Load())
+	field(b, "configured_hz", s.hz.Load())
 	exe, _ := os.Executable()
 	field(b, "executable", exe)
-	field(b, "config_file", "")
+	field(b, "config_file", s.cfg.ConfigFile)
 }
 
 // Port returns the TCP port the server listens on (0 before Serve).

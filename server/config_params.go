@@ -73,7 +73,9 @@ var configTable = []*ConfigParam{
 	row("databases", "number of databases (SELECT 0..n-1)",
 		func(c *Config) *int { return &c.Databases }, integer[int](1, 1024)),
 	row("hz", "background task (active expiry) frequency, per second",
-		func(c *Config) *int { return &c.Hz }, integer[int](1, 500)),
+		func(c *Config) *int { return &c.Hz }, integer[int](1, 500)).
+		mutable(func(s *Server) string { return strconv.FormatInt(s.hz.Load(), 10) },
+			func(s *Server, c *Config) { s.hz.Store(int64(c.Hz)) }),
 	row("proto-max-bulk-len", "largest bulk string accepted, bytes",
 		func(c *Config) *int64 { return &c.Limits.MaxBulkLen }, memory[int64](1, math.MaxInt64)),
 	row("client-query-buffer-limit", "largest unprocessed input per client, bytes",
@@ -103,13 +105,22 @@ var configTable = []*ConfigParam{
 		mutable(func(s *Server) string { return strconv.Itoa(s.memConfig().LFUDecayTime) },
 			func(s *Server, c *Config) { s.setMemoryConfig(func(m *Config) { m.LFUDecayTime = c.LFUDecayTime }) }),
 	row("loglevel", "debug, verbose, notice or warning",
-		func(c *Config) *string { return &c.LogLevel }, logLevelCodec),
+		func(c *Config) *string { return &c.LogLevel }, logLevelCodec).
+		mutable(func(s *Server) string { return *s.logLevel.Load() }, (*Server).setLogLevel),
+	row("logfile", `log file ("": standard output)`,
+		func(c *Config) *string { return &c.LogFile }, stringCodec),
+	row("pidfile", `file the process id is written to at start-up ("": none)`,
+		func(c *Config) *string { return &c.PidFile }, stringCodec),
+	row("daemonize", "yes|no: not supported; yes only warns and the server stays in the foreground",
+		func(c *Config) *bool { return &c.Daemonize }, yesNoCodec),
 	row("dir", "directory of the snapshot and append-only files",
 		func(c *Config) *string { return &c.Persist.Dir }, stringCodec),
 	row("dbfilename", "snapshot file name",
 		func(c *Config) *string { return &c.Persist.DBFilename }, stringCodec),
 	row("save", `snapshot rules "<seconds> <changes> ..." ("": none)`,
-		func(c *Config) *[]SaveRule { return &c.Persist.Save }, saveCodec),
+		func(c *Config) *[]SaveRule { return &c.Persist.Save }, saveCodec).
+		mutable(func(s *Server) string { return FormatSaveRules(s.saveRules()) },
+			func(s *Server, c *Config) { r := c.Persist.Save; s.persist.save.Store(&r) }),
 	row("stop-writes-on-bgsave-error", "yes|no: refuse writes (MISCONF) while the last background save failed",
 		func(c *Config) *bool { return &c.Persist.StopWritesOnBgsaveError }, yesNoCodec).
 		mutable(func(s *Server) string { return yesNo(s.persist.stopWrites.Load()) },
@@ -420,4 +431,14 @@ func (c *Config) SlogLevel() slog.Level {
 		}
 	}
 	return slog.LevelInfo
+}
+
+// setLogLevel is CONFIG SET loglevel: the name CONFIG GET reports, and the
+// level of the binary's logger when it passed its LevelVar.
+func (s *Server) setLogLevel(c *Config) {
+	name := logLevelCodec.format(c.LogLevel)
+	s.logLevel.Store(&name)
+	if s.cfg.LogLevelVar != nil {
+		s.cfg.LogLevelVar.Set(c.SlogLevel())
+	}
 }

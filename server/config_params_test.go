@@ -96,7 +96,10 @@ var configCases = map[string]struct {
 	"dir":        {good: [][2]string{{"/var/lib/turnstile", "/var/lib/turnstile"}}},
 	"dbfilename": {good: [][2]string{{"x.tsr", "x.tsr"}}},
 	"save": {good: [][2]string{{"3600 1 300 100", "3600 1 300 100"}, {"", ""}, {"  60   5 ", "60 5"}},
-		bad: [][2]string{{"60", "pairs"}, {"a b", "invalid pair"}, {"0 5", "invalid pair"}}},
+		bad: [][2]string{{"60", "Invalid save parameters"}, {"a b", "Invalid save parameters"}, {"0 5", "Invalid save parameters"}, {"5 -1", "Invalid save parameters"}}},
+	"logfile":   {good: [][2]string{{"", ""}, {"/var/log/turnstile.log", "/var/log/turnstile.log"}}},
+	"pidfile":   {good: [][2]string{{"", ""}, {"/run/turnstile.pid", "/run/turnstile.pid"}}},
+	"daemonize": {good: [][2]string{{"no", "no"}, {"YES", "yes"}}, bad: [][2]string{{"1", "'yes' or 'no'"}}},
 	"stop-writes-on-bgsave-error": {good: [][2]string{{"no", "no"}, {"YES", "yes"}},
 		bad: [][2]string{{"maybe", "argument must be 'yes' or 'no'"}}},
 	"appendonly": {good: [][2]string{{"yes", "yes"}, {"NO", "no"}},
@@ -194,7 +197,7 @@ func TestConfigTableShape(t *testing.T) {
 			t.Errorf("%s: not found by its flag %q", p.Name, p.Flag)
 		}
 	}
-	if want := "[requirepass maxclients timeout client-output-buffer-limit maxmemory maxmemory-policy maxmemory-samples lfu-log-factor lfu-decay-time stop-writes-on-bgsave-error busy-reply-threshold lua-time-limit turnstile-native-scripts]"; fmt.Sprint(mutable) != want {
+	if want := "[requirepass maxclients timeout client-output-buffer-limit hz maxmemory maxmemory-policy maxmemory-samples lfu-log-factor lfu-decay-time loglevel save stop-writes-on-bgsave-error busy-reply-threshold lua-time-limit turnstile-native-scripts]"; fmt.Sprint(mutable) != want {
 		t.Errorf("mutable rows %v, want %s", mutable, want)
 	}
 	if p := LookupConfigParam("SHARDS"); p == nil || p.Name != "turnstile-shards" {
@@ -299,7 +302,7 @@ func TestConfigGetSetCommands(t *testing.T) {
 	}
 
 	// Immutable ones answer Redis's error and change nothing.
-	for _, name := range []string{"port", "turnstile-shards", "proto-max-bulk-len", "turnstile-multi-max-bytes", "appendonly", "save"} {
+	for _, name := range []string{"port", "turnstile-shards", "proto-max-bulk-len", "turnstile-multi-max-bytes", "dir"} {
 		want := "-ERR CONFIG SET failed (possibly related to argument '" + name + "') - can't set immutable config\r\n"
 		if got := rc.do("CONFIG", "SET", strings.ToUpper(name), "1"); got != want {
 			t.Errorf("CONFIG SET %s = %q", name, got)

@@ -35,6 +35,8 @@ type persistState struct {
 	// stopWrites is stop-writes-on-bgsave-error: while the last background
 	// save failed and save rules exist, writes are refused (MISCONF).
 	stopWrites atomic.Bool
+	// save is the save rules in effect (CONFIG SET save replaces them).
+	save atomic.Pointer[[]SaveRule]
 
 	lastRewriteOK   atomic.Bool
 	lastRewriteSecs atomic.Int64
@@ -70,7 +72,7 @@ func (s *Server) diskFailing() bool {
 // it failed, stop-writes-on-bgsave-error is yes and save rules exist.
 func (s *Server) bgsaveFailing() bool {
 	p := &s.persist
-	return !p.lastSaveOK.Load() && p.stopWrites.Load() && len(s.cfg.Persist.Save) > 0
+	return !p.lastSaveOK.Load() && p.stopWrites.Load() && len(s.saveRules()) > 0
 }
 
 // diskError is the MISCONF reply of a command refused while diskFailing:
@@ -477,7 +479,7 @@ func (s *Server) persistTick(now int64) {
 	// before trying again, as Redis does, instead of retrying every tick.
 	dirty := s.dirty.Load()
 	retry := p.lastSaveOK.Load() || now-p.bgsaveStart.Load() > int64(bgsaveRetryDelay)
-	for _, r := range s.cfg.Persist.Save {
+	for _, r := range s.saveRules() {
 		if retry && dirty >= r.Changes && dirty > 0 && now/1e9-p.lastSave.Load() >= r.Seconds {
 			s.bgsave()
 			break
@@ -497,7 +499,7 @@ func (s *Server) persistTick(now int64) {
 func (s *Server) closePersistence() error {
 	p := &s.persist
 	var errs []error
-	if len(s.cfg.Persist.Save) > 0 && !p.noSaveOnExit.Load() && !p.loading.Load() {
+	if len(s.saveRules()) > 0 && !p.noSaveOnExit.Load() && !p.loading.Load() {
 		errs = append(errs, s.save(false))
 	}
 	if p.log != nil {
@@ -505,3 +507,6 @@ func (s *Server) closePersistence() error {
 	}
 	return errors.Join(errs...)
 }
+
+// saveRules returns the save rules in effect.
+func (s *Server) saveRules() []SaveRule { return *s.persist.save.Load() }

@@ -43,6 +43,20 @@ type Config struct {
 	LogLevel     string // redis "loglevel": debug, verbose, notice, warning (the binary's logger; see SlogLevel)
 	Clock        clock.Clock
 	Logger       *slog.Logger
+	// LogLevelVar, when set, is the level of Logger's handler: CONFIG SET
+	// loglevel changes it (the binary passes its handler's).
+	LogLevelVar *slog.LevelVar
+
+	// The process's settings, which the binary applies (the server only
+	// reports them in CONFIG GET and rewrites them): redis "logfile" (""
+	// is standard output), "pidfile" ("": none), "daemonize" (not
+	// supported: the binary warns and stays in the foreground).
+	LogFile   string
+	PidFile   string
+	Daemonize bool
+	// ConfigFile is the absolute path of the config file the server was
+	// started with ("": none): INFO's config_file, CONFIG REWRITE's target.
+	ConfigFile string
 
 	// Transactions: most keys one connection may WATCH, and most commands
 	// and argument bytes one MULTI may queue.
@@ -162,6 +176,9 @@ type Server struct {
 	fdMu        sync.Mutex                         // serializes fitting the open files limit (fdlimit.go)
 	fdLimiter   fdLimiter                          // the process's open files limit; nil: none
 	idleTimeout atomic.Int64                       // seconds; 0: clients may stay idle (idle.go)
+	hz          atomic.Int64                       // background task frequency (CONFIG SET hz)
+	confMu      sync.Mutex                         // one CONFIG REWRITE at a time (configrewrite.go)
+	logLevel    atomic.Pointer[string]             // loglevel's name (CONFIG SET loglevel)
 	outLimits   atomic.Pointer[OutputBufferLimits] // client-output-buffer-limit (outlimit.go)
 	clientMem   clientMem                          // client buffer bytes (clientmem.go)
 
@@ -231,6 +248,11 @@ func New(cfg Config) (*Server, error) {
 	s.persist.stopWrites.Store(cfg.Persist.StopWritesOnBgsaveError)
 	s.maxClients.Store(int64(cfg.MaxClients))
 	s.idleTimeout.Store(int64(cfg.Timeout))
+	s.hz.Store(int64(cfg.Hz))
+	logLevel := logLevelCodec.format(cfg.LogLevel)
+	s.logLevel.Store(&logLevel)
+	saveRules := cfg.Persist.Save
+	s.persist.save.Store(&saveRules)
 	outLimits := cfg.OutputLimits
 	s.outLimits.Store(&outLimits)
 	s.fdLimiter = cfg.fdLimiter
@@ -257,15 +279,8 @@ func New(cfg Config) (*Server, error) {
 	return s, nil
 }
 
-// Listen binds the configured address.
-func (s *Server) Listen() (net.Listener, error) {
-	addr := net.JoinHostPort(s.cfg.Bind, fmt.Sprint(s.cfg.Port))
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		return nil, fmt.Errorf("listen on %s: %w", addr, err)
-	}
-	return ln, nil
-}
+// Listen binds the configured addresses (listen.go: bind's syntax).
+func (s *Server) Listen() (net.Listener, error) { return listenBind(s.cfg.Bind, s.cfg.Port) }
 
 // Serve accepts connections on ln until ctx is done or Close is called,
 // then closes every connection and waits for their goroutines.

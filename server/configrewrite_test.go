@@ -1,0 +1,236 @@
+package server
+
+import (
+	"bytes"
+	"log/slog"
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// TestConfigRewrite: CONFIG REWRITE keeps comments, unknown-but-accepted
+// lines and lines whose value did not change (as written: "64mb"),
+// updates changed directives in place, drops extra lines of a directive
+// that now needs fewer, appends new non-default ones after one signature
+// line, and says so when there is no config file.
+func TestConfigRewrite(t *testing.T) {
+	_, addr, _ := newTestServer(t)
+	r := dialRaw(t, addr)
+	if got := r.do("CONFIG", "REWRITE"); got != "-ERR The server is running without a config file\r\n" {
+		t.Errorf("without a file: %q", got)
+	}
+
+	path := filepath.Join(t.TempDir(), "t.conf")
+	orig := strings.Join([]string{
+		"# my settings",
+		"io-threads 4",
+		"maxclients 100",
+		"auto-aof-rewrite-min-size 64mb",
+		"save 900 1",
+		"save 300 10",
+		"   # indented comment",
+		"gogc 50",
+		"lua-time-limit 100",
+		"",
+	}, "\n")
+	if err := os.WriteFile(path, []byte(orig), 0o640); err != nil {
+		t.Fatal(err)
+	}
+	dirs, err := ReadConfigFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, addr2, _ := newTestServer(t, func(c *Config) {
+		if _, err := ApplyConfig(dirs, c, func(name string, _ []string) (bool, error) { return name == "gogc", nil }); err != nil {
+			t.Fatal(err)
+		}
+		c.ConfigFile = path
+	})
+	r = dialRaw(t, addr2)
+	if got := r.do("CONFIG", "SET", "maxclients", "200", "save", "60 5", "timeout", "30", "busy-reply-threshold", "700"); got != "+OK\r\n" {
+		t.Fatalf("CONFIG SET: %q", got)
+	}
+	for i := range 2 { // the second rewrite changes nothing
+		if got := r.do("CONFIG", "REWRITE"); got != "+OK\r\n" {
+			t.Fatalf("CONFIG REWRITE %d: %q", i, got)
+		}
+		b, _ := os.ReadFile(path)
+		want := strings.Join([]string{
+			"# my settings",
+			"io-threads 4",
+			"maxclients 200",
+			"auto-aof-rewrite-min-size 64mb",
+			"save 60 5",
+			"   # indented comment",
+			"gogc 50",
+			"busy-reply-threshold 700",
+			rewriteSignature,
+			"port 0", // the test server's (not the default)
+			"timeout 30",
+			"turnstile-shards 16",
+			"",
+		}, "\n")
+		if string(b) != want {
+			t.Fatalf("rewrite %d:\n%s\nwant:\n%s", i, b, want)
+		}
+	}
+	if st, err := os.Stat(path); err != nil || st.Mode().Perm() != 0o640 {
+		t.Errorf("mode after rewrite: %v, %v", st.Mode(), err)
+	}
+	// The rewritten file loads back to the running values.
+	dirs, err = ReadConfigFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := DefaultConfig()
+	if _, err := ApplyConfig(dirs, &c, func(name string, _ []string) (bool, error) { return name == "gogc", nil }); err != nil {
+		t.Fatal(err)
+	}
+	if c.MaxClients != 200 || FormatSaveRules(c.Persist.Save) != "60 5" || c.Timeout != 30 || c.BusyReplyThreshold != 700 {
+		t.Errorf("reloaded: maxclients %d save %q timeout %d busy %d", c.MaxClients, FormatSaveRules(c.Persist.Save), c.Timeout, c.BusyReplyThreshold)
+	}
+	// save "" is written so that a restart does not take the defaults.
+	r.do("CONFIG", "SET", "save", "")
+	r.do("CONFIG", "REWRITE")
+	if b, _ := os.ReadFile(path); !strings.Contains(string(b), "\nsave \"\"\n") || strings.Contains(string(b), "save 60 5") {
+		t.Errorf("after save \"\":\n%s", b)
+	}
+}
+
+// TestQuoteConfigWord: values with spaces, quotes or control characters
+// are written so that the file reads them back.
+func TestQuoteConfigWord(t *testing.T) {
+	for _, w := range []string{"", "plain", "a b", `q"uo'te`, "back\\slash", "nl\nx\x00\xff", "#hash"} {
+		got, err := SplitConfigLine("requirepass " + quoteConfigWord(w))
+		if err != nil || len(got) != 2 || got[1] != w {
+			t.Errorf("%q: written %s, read back %q, %v", w, quoteConfigWord(w), got, err)
+		}
+	}
+}
+
+// TestConfigSetLive: save, hz and loglevel change at run time and take
+// effect: the save rules drive the snapshot scheduler, hz is what INFO
+// reports and what the expiry loop runs at, loglevel changes the
+// binary's logger level.
+func TestConfigSetLive(t *testing.T) {
+	dir := t.TempDir()
+	var logMu sync.Mutex
+	var logs bytes.Buffer
+	level := new(slog.LevelVar)
+	s, addr, clk := newTestServer(t, func(c *Config) {
+		c.Persist.Dir = dir
+		c.LogLevelVar = level
+		c.Logger = slog.New(slog.NewTextHandler(lockedWriter{&logMu, &logs}, &slog.HandlerOptions{Level: level}))
+	})
+	r := dialRaw(t, addr)
+	r.do("SET", "k", "v")
+	// No save rules: the scheduler does nothing.
+	clk.Advance(10 * time.Second)
+	s.persistTick(clk.Now())
+	if _, err := os.Stat(filepath.Join(dir, "dump.tsr")); err == nil {
+		t.Fatal("snapshot written without save rules")
+	}
+	if got := r.do("CONFIG", "SET", "save", "5 1"); got != "+OK\r\n" {
+		t.Fatalf("CONFIG SET save: %q", got)
+	}
+	if got := r.do("CONFIG", "GET", "save"); got != "*2\r\n$4\r\nsave\r\n$3\r\n5 1\r\n" {
+		t.Errorf("CONFIG GET save: %q", got)
+	}
+	s.persistTick(clk.Now())
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "dump.tsr")); err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the save rule set live did not snapshot")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+
+	if got := r.do("CONFIG", "SET", "hz", "100"); got != "+OK\r\n" {
+		t.Fatalf("CONFIG SET hz: %q", got)
+	}
+	if info := r.do("INFO", "server"); !strings.Contains(info, "\r\nhz:100\r\n") || !strings.Contains(info, "\r\nconfigured_hz:100\r\n") {
+		t.Errorf("INFO after CONFIG SET hz 100: %q", info)
+	}
+	if got := r.do("CONFIG", "SET", "hz", "0"); !strings.HasPrefix(got, "-ERR CONFIG SET failed (possibly related to argument 'hz') - argument must be between 1 and 500") {
+		t.Errorf("CONFIG SET hz 0: %q", got)
+	}
+
+	if got := r.do("CONFIG", "SET", "loglevel", "warning"); got != "+OK\r\n" || level.Level() != slog.LevelWarn {
+		t.Fatalf("CONFIG SET loglevel warning: %q, level %v", got, level.Level())
+	}
+	if got := r.do("CONFIG", "GET", "loglevel"); got != "*2\r\n$8\r\nloglevel\r\n$7\r\nwarning\r\n" {
+		t.Errorf("CONFIG GET loglevel: %q", got)
+	}
+	r.do("CONFIG", "SET", "loglevel", "debug")
+	if level.Level() != slog.LevelDebug {
+		t.Errorf("level %v after debug", level.Level())
+	}
+	// All or nothing: a bad value leaves the good one before it unset.
+	if got := r.do("CONFIG", "SET", "hz", "50", "loglevel", "loud"); !strings.HasPrefix(got, "-ERR CONFIG SET failed (possibly related to argument 'loglevel')") {
+		t.Errorf("CONFIG SET with a bad value: %q", got)
+	}
+	if got := r.do("CONFIG", "GET", "hz"); got != "*2\r\n$2\r\nhz\r\n$3\r\n100\r\n" {
+		t.Errorf("hz after a refused CONFIG SET: %q", got)
+	}
+}
+
+type lockedWriter struct {
+	mu *sync.Mutex
+	w  *bytes.Buffer
+}
+
+func (l lockedWriter) Write(b []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(b)
+}
+
+// TestListenSeveralAddresses: bind takes several addresses (one port for
+// all), an optional ('-') address that does not exist here is skipped,
+// and a required one that does not exist fails.
+func TestListenSeveralAddresses(t *testing.T) {
+	ln, err := listenBind("127.0.0.1 127.0.0.2 -192.0.2.77", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	port := strconv.Itoa(ln.Addr().(*net.TCPAddr).Port)
+	accepted := make(chan net.Conn, 2)
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			accepted <- c
+		}
+	}()
+	for _, host := range []string{"127.0.0.1", "127.0.0.2"} {
+		c, err := net.DialTimeout("tcp", net.JoinHostPort(host, port), 2*time.Second)
+		if err != nil {
+			t.Fatalf("dial %s: %v", host, err)
+		}
+		c.Close()
+		select {
+		case sc := <-accepted:
+			sc.Close()
+		case <-time.After(2 * time.Second):
+			t.Fatalf("no connection accepted on %s", host)
+		}
+	}
+	if _, err := listenBind("127.0.0.1 192.0.2.77", 0); err == nil {
+		t.Error("a required address that does not exist was accepted")
+	}
+	ln.Close()
+	if _, err := ln.Accept(); err == nil {
+		t.Error("Accept after Close succeeded")
+	}
+}
