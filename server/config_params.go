@@ -130,11 +130,16 @@ var configTable = []*ConfigParam{
 	row("appendfilename", "append-only file base name",
 		func(c *Config) *string { return &c.Persist.AppendFilename }, stringCodec),
 	row("appendfsync", "always|everysec|no",
-		func(c *Config) *persistence.FsyncPolicy { return &c.Persist.AppendFsync }, fsyncCodec),
+		func(c *Config) *persistence.FsyncPolicy { return &c.Persist.AppendFsync }, fsyncCodec).
+		mutable(func(s *Server) string { return s.fsyncPolicy().String() }, (*Server).setFsync),
 	row("auto-aof-rewrite-percentage", "rewrite the log when it grew by this percentage (0: never)",
-		func(c *Config) *int { return &c.Persist.AutoRewritePercentage }, integer[int](0, math.MaxInt32)),
+		func(c *Config) *int { return &c.Persist.AutoRewritePercentage }, integer[int](0, math.MaxInt32)).
+		mutable(func(s *Server) string { return strconv.FormatInt(s.persist.rewritePct.Load(), 10) },
+			func(s *Server, c *Config) { s.persist.rewritePct.Store(int64(c.Persist.AutoRewritePercentage)) }),
 	row("auto-aof-rewrite-min-size", "smallest log size for an automatic rewrite, bytes",
-		func(c *Config) *int64 { return &c.Persist.AutoRewriteMinSize }, memory[int64](0, math.MaxInt64)),
+		func(c *Config) *int64 { return &c.Persist.AutoRewriteMinSize }, memory[int64](0, math.MaxInt64)).
+		mutable(func(s *Server) string { return strconv.FormatInt(s.persist.rewriteMin.Load(), 10) },
+			func(s *Server, c *Config) { s.persist.rewriteMin.Store(c.Persist.AutoRewriteMinSize) }),
 	row("busy-reply-threshold", "milliseconds a script runs before other clients get BUSY",
 		func(c *Config) *int64 { return &c.BusyReplyThreshold }, integer[int64](0, math.MaxInt64)).
 		mutable(func(s *Server) string { return strconv.FormatInt(s.scripts.threshold.Load(), 10) },

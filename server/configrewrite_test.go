@@ -11,6 +11,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/turnstile/turnstile/persistence"
 )
 
 // TestConfigRewrite: CONFIG REWRITE keeps comments, unknown-but-accepted
@@ -232,5 +234,77 @@ func TestListenSeveralAddresses(t *testing.T) {
 	ln.Close()
 	if _, err := ln.Accept(); err == nil {
 		t.Error("Accept after Close succeeded")
+	}
+}
+
+// TestConfigSetAppendFsyncLive: CONFIG SET appendfsync switches the open
+// log's policy: under always every acknowledged write was fsynced (the
+// fsync count follows the writes), back under everysec it is not.
+func TestConfigSetAppendFsyncLive(t *testing.T) {
+	s, addr, _ := newTestServer(t, func(c *Config) {
+		c.Persist.Dir = t.TempDir()
+		c.Persist.AppendOnly = true
+		c.Persist.AppendFsync = persistence.FsyncNo
+	})
+	r := dialRaw(t, addr)
+	write := func() {
+		t.Helper()
+		if got := r.do("INCR", "n"); !strings.HasPrefix(got, ":") {
+			t.Fatalf("INCR: %q", got)
+		}
+	}
+	write()
+	before := s.persist.log.Stats().Fsyncs
+	for range 3 {
+		write()
+	}
+	if got := s.persist.log.Stats().Fsyncs; got != before {
+		t.Errorf("appendfsync no: %d fsyncs for 3 writes", got-before)
+	}
+	if got := r.do("CONFIG", "SET", "appendfsync", "always"); got != "+OK\r\n" {
+		t.Fatalf("CONFIG SET appendfsync always: %q", got)
+	}
+	if got := r.do("CONFIG", "GET", "appendfsync"); got != "*2\r\n$11\r\nappendfsync\r\n$6\r\nalways\r\n" {
+		t.Errorf("CONFIG GET appendfsync: %q", got)
+	}
+	before = s.persist.log.Stats().Fsyncs
+	for range 3 {
+		write()
+	}
+	if got := s.persist.log.Stats().Fsyncs; got < before+3 {
+		t.Errorf("appendfsync always: %d fsyncs for 3 writes", got-before)
+	}
+	if got := r.do("CONFIG", "SET", "appendfsync", "sometimes"); !strings.Contains(got, "argument(s) must be one of the following: always, everysec, no") {
+		t.Errorf("bad appendfsync: %q", got)
+	}
+}
+
+// TestConfigSetAutoRewriteLive: auto-aof-rewrite-percentage and -min-size
+// set at run time decide the next automatic rewrite.
+func TestConfigSetAutoRewriteLive(t *testing.T) {
+	s, addr, clk := newTestServer(t, func(c *Config) {
+		c.Persist.Dir = t.TempDir()
+		c.Persist.AppendOnly = true
+	})
+	r := dialRaw(t, addr)
+	for i := range 20 {
+		r.do("SET", "k"+strconv.Itoa(i), strings.Repeat("v", 100))
+	}
+	base := s.persist.log.Stats().BaseSize
+	s.persistTick(clk.Now()) // the default 64mb minimum: no rewrite
+	time.Sleep(20 * time.Millisecond)
+	if s.persist.rewriteRunning.Load() || s.persist.log.Stats().BaseSize != base {
+		t.Fatal("rewrite below the minimum size")
+	}
+	if got := r.do("CONFIG", "SET", "auto-aof-rewrite-min-size", "1kb", "auto-aof-rewrite-percentage", "10"); got != "+OK\r\n" {
+		t.Fatalf("CONFIG SET: %q", got)
+	}
+	s.persistTick(clk.Now())
+	deadline := time.Now().Add(5 * time.Second)
+	for s.persist.log.Stats().BaseSize == base || s.persist.rewriteRunning.Load() {
+		if time.Now().After(deadline) {
+			t.Fatal("no automatic rewrite after lowering the minimum size")
+		}
+		time.Sleep(5 * time.Millisecond)
 	}
 }

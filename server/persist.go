@@ -37,6 +37,11 @@ type persistState struct {
 	stopWrites atomic.Bool
 	// save is the save rules in effect (CONFIG SET save replaces them).
 	save atomic.Pointer[[]SaveRule]
+	// fsync is appendfsync in effect (a persistence.FsyncPolicy), which
+	// the log follows (CONFIG SET appendfsync).
+	fsync atomic.Uint32
+	// auto-aof-rewrite-percentage and -min-size in effect (CONFIG SET).
+	rewritePct, rewriteMin atomic.Int64
 
 	lastRewriteOK   atomic.Bool
 	lastRewriteSecs atomic.Int64
@@ -124,7 +129,7 @@ func (s *Server) openLog() error {
 		return nil
 	}
 	lg, err := persistence.OpenLog(persistence.LogConfig{
-		Dir: s.cfg.Persist.Dir, Name: s.cfg.Persist.AppendFilename, Fsync: s.cfg.Persist.AppendFsync, FS: s.cfg.Persist.FS,
+		Dir: s.cfg.Persist.Dir, Name: s.cfg.Persist.AppendFilename, Fsync: s.fsyncPolicy(), FS: s.cfg.Persist.FS,
 	})
 	if err != nil {
 		return fmt.Errorf("open append-only log: %w", err)
@@ -485,8 +490,7 @@ func (s *Server) persistTick(now int64) {
 			break
 		}
 	}
-	if p.log != nil && s.cfg.Persist.AutoRewritePercentage > 0 &&
-		p.log.RewriteDue(s.cfg.Persist.AutoRewritePercentage, s.cfg.Persist.AutoRewriteMinSize) {
+	if pct := int(p.rewritePct.Load()); p.log != nil && pct > 0 && p.log.RewriteDue(pct, p.rewriteMin.Load()) {
 		s.bgrewrite()
 	}
 }
@@ -510,3 +514,16 @@ func (s *Server) closePersistence() error {
 
 // saveRules returns the save rules in effect.
 func (s *Server) saveRules() []SaveRule { return *s.persist.save.Load() }
+
+// fsyncPolicy returns appendfsync in effect.
+func (s *Server) fsyncPolicy() persistence.FsyncPolicy {
+	return persistence.FsyncPolicy(s.persist.fsync.Load())
+}
+
+// setFsync is CONFIG SET appendfsync: the log, if open, follows at once.
+func (s *Server) setFsync(c *Config) {
+	s.persist.fsync.Store(uint32(c.Persist.AppendFsync))
+	if lg := s.persist.log; lg != nil {
+		lg.SetFsync(c.Persist.AppendFsync) // the value parsed is valid
+	}
+}

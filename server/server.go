@@ -253,6 +253,9 @@ func New(cfg Config) (*Server, error) {
 	s.logLevel.Store(&logLevel)
 	saveRules := cfg.Persist.Save
 	s.persist.save.Store(&saveRules)
+	s.persist.fsync.Store(uint32(cfg.Persist.AppendFsync))
+	s.persist.rewritePct.Store(int64(cfg.Persist.AutoRewritePercentage))
+	s.persist.rewriteMin.Store(cfg.Persist.AutoRewriteMinSize)
 	outLimits := cfg.OutputLimits
 	s.outLimits.Store(&outLimits)
 	s.fdLimiter = cfg.fdLimiter
