@@ -211,14 +211,14 @@ func infoPersistence(s *Server, b *strings.Builder, _ int64) {
 	}
 	field(b, "rdb_current_bgsave_time_sec", current)
 	field(b, "rdb_saves", p.saves.Load())
-	field(b, "aof_enabled", boolInt(s.cfg.Persist.AppendOnly))
+	field(b, "aof_enabled", boolInt(p.aofOn.Load()))
 	field(b, "aof_rewrite_in_progress", boolInt(p.rewriteRunning.Load()))
 	field(b, "aof_rewrite_scheduled", 0)
 	field(b, "aof_last_rewrite_time_sec", p.lastRewriteSecs.Load())
 	field(b, "aof_last_bgrewrite_status", okStr(p.lastRewriteOK.Load()))
 	field(b, "aof_last_write_status", okStr(p.aofWriteErr.Load() == nil))
-	if p.log != nil {
-		st := p.log.Stats()
+	if lg := s.aofLog(); lg != nil {
+		st := lg.Stats()
 		field(b, "aof_current_size", st.BaseSize+st.IncrSize)
 		field(b, "aof_base_size", st.BaseSize)
 		field(b, "aof_buffer_length", st.PendingBytes)

@@ -126,7 +126,9 @@ var configTable = []*ConfigParam{
 		mutable(func(s *Server) string { return yesNo(s.persist.stopWrites.Load()) },
 			func(s *Server, c *Config) { s.persist.stopWrites.Store(c.Persist.StopWritesOnBgsaveError) }),
 	row("appendonly", "yes|no: log every write to the append-only file",
-		func(c *Config) *bool { return &c.Persist.AppendOnly }, yesNoCodec),
+		func(c *Config) *bool { return &c.Persist.AppendOnly }, yesNoCodec).
+		mutable(func(s *Server) string { return yesNo(s.persist.aofOn.Load()) }, (*Server).setAppendOnly).
+		checked((*Server).checkAppendOnly),
 	row("appendfilename", "append-only file base name",
 		func(c *Config) *string { return &c.Persist.AppendFilename }, stringCodec),
 	row("appendfsync", "always|everysec|no",

@@ -197,7 +197,7 @@ func TestConfigTableShape(t *testing.T) {
 			t.Errorf("%s: not found by its flag %q", p.Name, p.Flag)
 		}
 	}
-	if want := "[requirepass maxclients timeout client-output-buffer-limit hz maxmemory maxmemory-policy maxmemory-samples lfu-log-factor lfu-decay-time loglevel save stop-writes-on-bgsave-error appendfsync auto-aof-rewrite-percentage auto-aof-rewrite-min-size busy-reply-threshold lua-time-limit turnstile-native-scripts]"; fmt.Sprint(mutable) != want {
+	if want := "[requirepass maxclients timeout client-output-buffer-limit hz maxmemory maxmemory-policy maxmemory-samples lfu-log-factor lfu-decay-time loglevel save stop-writes-on-bgsave-error appendonly appendfsync auto-aof-rewrite-percentage auto-aof-rewrite-min-size busy-reply-threshold lua-time-limit turnstile-native-scripts]"; fmt.Sprint(mutable) != want {
 		t.Errorf("mutable rows %v, want %s", mutable, want)
 	}
 	if p := LookupConfigParam("SHARDS"); p == nil || p.Name != "turnstile-shards" {

@@ -254,11 +254,11 @@ func TestConfigSetAppendFsyncLive(t *testing.T) {
 		}
 	}
 	write()
-	before := s.persist.log.Stats().Fsyncs
+	before := s.aofLog().Stats().Fsyncs
 	for range 3 {
 		write()
 	}
-	if got := s.persist.log.Stats().Fsyncs; got != before {
+	if got := s.aofLog().Stats().Fsyncs; got != before {
 		t.Errorf("appendfsync no: %d fsyncs for 3 writes", got-before)
 	}
 	if got := r.do("CONFIG", "SET", "appendfsync", "always"); got != "+OK\r\n" {
@@ -267,11 +267,11 @@ func TestConfigSetAppendFsyncLive(t *testing.T) {
 	if got := r.do("CONFIG", "GET", "appendfsync"); got != "*2\r\n$11\r\nappendfsync\r\n$6\r\nalways\r\n" {
 		t.Errorf("CONFIG GET appendfsync: %q", got)
 	}
-	before = s.persist.log.Stats().Fsyncs
+	before = s.aofLog().Stats().Fsyncs
 	for range 3 {
 		write()
 	}
-	if got := s.persist.log.Stats().Fsyncs; got < before+3 {
+	if got := s.aofLog().Stats().Fsyncs; got < before+3 {
 		t.Errorf("appendfsync always: %d fsyncs for 3 writes", got-before)
 	}
 	if got := r.do("CONFIG", "SET", "appendfsync", "sometimes"); !strings.Contains(got, "argument(s) must be one of the following: always, everysec, no") {
@@ -290,10 +290,10 @@ func TestConfigSetAutoRewriteLive(t *testing.T) {
 	for i := range 20 {
 		r.do("SET", "k"+strconv.Itoa(i), strings.Repeat("v", 100))
 	}
-	base := s.persist.log.Stats().BaseSize
+	base := s.aofLog().Stats().BaseSize
 	s.persistTick(clk.Now()) // the default 64mb minimum: no rewrite
 	time.Sleep(20 * time.Millisecond)
-	if s.persist.rewriteRunning.Load() || s.persist.log.Stats().BaseSize != base {
+	if s.persist.rewriteRunning.Load() || s.aofLog().Stats().BaseSize != base {
 		t.Fatal("rewrite below the minimum size")
 	}
 	if got := r.do("CONFIG", "SET", "auto-aof-rewrite-min-size", "1kb", "auto-aof-rewrite-percentage", "10"); got != "+OK\r\n" {
@@ -301,7 +301,7 @@ func TestConfigSetAutoRewriteLive(t *testing.T) {
 	}
 	s.persistTick(clk.Now())
 	deadline := time.Now().Add(5 * time.Second)
-	for s.persist.log.Stats().BaseSize == base || s.persist.rewriteRunning.Load() {
+	for s.aofLog().Stats().BaseSize == base || s.persist.rewriteRunning.Load() {
 		if time.Now().After(deadline) {
 			t.Fatal("no automatic rewrite after lowering the minimum size")
 		}

@@ -190,8 +190,12 @@ type Server struct {
 	nextID atomic.Int64
 	stats  stats
 	dirty  atomic.Int64 // changes since the last snapshot (rdb_changes_since_last_save)
-	dur    Durability   // nil: writes are not logged
-	repl   Replication  // nil: a server of its own (replication.go)
+	// dur is where writes become durable (durability.go): nil while
+	// they are not logged. It changes only while every shard lock is held
+	// (CONFIG SET appendonly, aof.go), so one execution, which holds its
+	// shards' locks from its first effect to its Append, sees one value.
+	dur  atomic.Pointer[durBox]
+	repl Replication // nil: a server of its own (replication.go)
 	// leading: this cluster node is the leader and decides expiry
 	// (SetLeading); always false on a server of its own.
 	leading atomic.Bool
@@ -233,9 +237,12 @@ func New(cfg Config) (*Server, error) {
 		ready:   make(chan struct{}),
 		stopped: make(chan struct{}),
 	}
-	s.dur = cfg.Durability
+	if cfg.Durability != nil {
+		s.setDurability(cfg.Durability)
+	}
 	if cfg.Replication != nil {
-		s.repl, s.dur = cfg.Replication, cfg.Replication
+		s.repl = cfg.Replication
+		s.setDurability(cfg.Replication)
 	}
 	s.start = s.clock.Now()
 	s.requirePass.Store(&cfg.RequirePass)
@@ -254,6 +261,7 @@ func New(cfg Config) (*Server, error) {
 	saveRules := cfg.Persist.Save
 	s.persist.save.Store(&saveRules)
 	s.persist.fsync.Store(uint32(cfg.Persist.AppendFsync))
+	s.persist.aofOn.Store(cfg.Persist.AppendOnly)
 	s.persist.rewritePct.Store(int64(cfg.Persist.AutoRewritePercentage))
 	s.persist.rewriteMin.Store(cfg.Persist.AutoRewriteMinSize)
 	outLimits := cfg.OutputLimits
@@ -369,8 +377,8 @@ func (s *Server) finish() error {
 	s.wg.Wait()
 	s.releaseGoLimit()
 	if p := s.loadErr.Load(); p != nil {
-		if s.persist.log != nil {
-			s.persist.log.Close()
+		if lg := s.aofLog(); lg != nil {
+			lg.Close()
 		}
 		return *p
 	}
