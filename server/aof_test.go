@@ -109,3 +109,18 @@ func TestConfigSetAppendOnlyLive(t *testing.T) {
 }
 
 func newReader(c net.Conn) *bufio.Reader { return bufio.NewReader(c) }
+
+// TestConfigSetAppendOnlyRefused: a server whose writes go to a
+// Durability of its embedder's (a cluster's Raft log) keeps it.
+func TestConfigSetAppendOnlyRefused(t *testing.T) {
+	tap := &effectTap{}
+	s, addr, _ := newTestServer(t, func(c *Config) { c.Durability = tap })
+	rc := dialRaw(t, addr)
+	want := "-ERR CONFIG SET failed (possibly related to argument 'appendonly') - " + string(errAppendOnlyFixed) + "\r\n"
+	if got := rc.do("CONFIG", "SET", "appendonly", "yes"); got != want {
+		t.Errorf("CONFIG SET appendonly yes: %q", got)
+	}
+	if s.aofLog() != nil || s.durability() != Durability(tap) {
+		t.Error("the durability changed")
+	}
+}

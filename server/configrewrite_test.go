@@ -54,6 +54,9 @@ func TestConfigRewrite(t *testing.T) {
 		c.ConfigFile = path
 	})
 	r = dialRaw(t, addr2)
+	if info := r.do("INFO", "server"); !strings.Contains(info, "\r\nconfig_file:"+path+"\r\n") {
+		t.Errorf("INFO server lacks config_file:%s", path)
+	}
 	if got := r.do("CONFIG", "SET", "maxclients", "200", "save", "60 5", "timeout", "30", "busy-reply-threshold", "700"); got != "+OK\r\n" {
 		t.Fatalf("CONFIG SET: %q", got)
 	}
