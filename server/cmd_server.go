@@ -139,6 +139,10 @@ func configSet(x *Ctx) {
 			x.w.Error("ERR Unknown option or number of arguments for CONFIG SET - '" + string(x.args[i]) + "'")
 			return
 		}
+		if protectedConfigs[p.Name] {
+			fail(p.Name, errProtected)
+			return
+		}
 		if !p.Mutable() {
 			fail(p.Name, errImmutable)
 			return

@@ -162,6 +162,12 @@ var configTable = []*ConfigParam{
 		func(c *Config) *int64 { return &c.MaxQueuedBytes }, memory[int64](1, math.MaxInt64)),
 }
 
+// protectedConfigs are the rows Redis 7 protects (enable-protected-configs
+// no, its default): CONFIG SET refuses them with "can't set protected
+// config", so that a client cannot make the server write its snapshot to
+// a file of its choosing.
+var protectedConfigs = map[string]bool{"dir": true, "dbfilename": true}
+
 // configByName finds rows by Name, and by Flag for LookupConfigParam.
 var configByName, configByFlag = func() (map[string]*ConfigParam, map[string]*ConfigParam) {
 	byName := make(map[string]*ConfigParam, len(configTable))
@@ -275,6 +281,7 @@ const (
 	errNotMemory      = configError("argument must be a memory value")
 	errNotYesNo       = configError("argument must be 'yes' or 'no'")
 	errImmutable      = configError("can't set immutable config")
+	errProtected      = configError("can't set protected config")
 	errDuplicateParam = configError("duplicate parameter")
 )
 

@@ -302,9 +302,16 @@ func TestConfigGetSetCommands(t *testing.T) {
 	}
 
 	// Immutable ones answer Redis's error and change nothing.
-	for _, name := range []string{"port", "turnstile-shards", "proto-max-bulk-len", "turnstile-multi-max-bytes", "dir"} {
+	for _, name := range []string{"port", "turnstile-shards", "proto-max-bulk-len", "turnstile-multi-max-bytes", "appendfilename"} {
 		want := "-ERR CONFIG SET failed (possibly related to argument '" + name + "') - can't set immutable config\r\n"
 		if got := rc.do("CONFIG", "SET", strings.ToUpper(name), "1"); got != want {
+			t.Errorf("CONFIG SET %s = %q", name, got)
+		}
+	}
+	// dir and dbfilename are protected, as in Redis 7.
+	for _, name := range []string{"dir", "DBFILENAME"} {
+		want := "-ERR CONFIG SET failed (possibly related to argument '" + strings.ToLower(name) + "') - can't set protected config\r\n"
+		if got := rc.do("CONFIG", "SET", name, "x"); got != want {
 			t.Errorf("CONFIG SET %s = %q", name, got)
 		}
 	}
