@@ -73,7 +73,7 @@ var configTable = []*ConfigParam{
 	row("databases", "number of databases (SELECT 0..n-1)",
 		func(c *Config) *int { return &c.Databases }, integer[int](1, 1024)),
 	row("hz", "background task (active expiry) frequency, per second",
-		func(c *Config) *int { return &c.Hz }, integer[int](1, 500)).
+		func(c *Config) *int { return &c.Hz }, clamped(integer[int](0, math.MaxInt32), 1, maxHz)).
 		mutable(func(s *Server) string { return strconv.FormatInt(s.hz.Load(), 10) },
 			func(s *Server, c *Config) { s.hz.Store(int64(c.Hz)) }),
 	row("proto-max-bulk-len", "largest bulk string accepted, bytes",
@@ -318,6 +318,21 @@ func integer[T ~int | ~int64](lo, hi int64) codec[T] {
 	}
 }
 
+// clamped is cd with values outside lo..hi brought to the nearest bound,
+// as Redis does for hz (0 is 1, 1000 is 500).
+func clamped[T ~int | ~int64](cd codec[T], lo, hi T) codec[T] {
+	return codec[T]{
+		parse: func(v string) (T, error) {
+			n, err := cd.parse(v)
+			return min(max(n, lo), hi), err
+		},
+		format: cd.format,
+	}
+}
+
+// maxHz is Redis's CONFIG_MAX_HZ: a larger hz is taken as this.
+const maxHz = 500
+
 // memory is a byte count in lo..hi, with redis.conf's units (ParseMemory).
 // It prints plain bytes, as Redis's CONFIG GET does.
 func memory[T ~int | ~int64](lo, hi int64) codec[T] {
@@ -397,7 +412,7 @@ var fsyncCodec = codec[persistence.FsyncPolicy]{
 	parse: func(v string) (persistence.FsyncPolicy, error) {
 		p, err := persistence.ParseFsyncPolicy(v)
 		if err != nil {
-			return 0, oneOfError("always", "everysec", "no")
+			return 0, oneOfError("everysec", "always", "no")
 		}
 		return p, nil
 	},

@@ -141,7 +141,7 @@ func TestParseConfigFileErrors(t *testing.T) {
 	for _, args := range [][]string{
 		{"--turnstile-watch-max-keys", "0"},
 		{"--client-query-buffer-limit", "1tb"},
-		{"--hz", "0"},
+		{"--hz", "-1"},
 	} {
 		if _, _, _, err := parseConfig(args); err == nil {
 			t.Errorf("%v: expected an error", args)
