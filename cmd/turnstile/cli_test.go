@@ -164,7 +164,7 @@ func TestDebianStockConfig(t *testing.T) {
 	dir := t.TempDir()
 	port := freePort(t)
 	path := debianConf(t, dir, port)
-	cmd := cliCommand(path, "--supervised", "systemd") // as Debian's service file
+	cmd := cliCommand(path, "--supervised", "systemd", "--jemalloc-bg-thread", "no") // as Debian's service file; a directive of the file again
 	var errOut bytes.Buffer
 	cmd.Stderr = &errOut
 	if err := cmd.Start(); err != nil {

@@ -128,7 +128,12 @@ func run(ctx context.Context, sigs <-chan os.Signal, args []string, logOut io.Wr
 	levelVar.Set(logLevel)
 	logger := slog.New(slog.NewTextHandler(logOut, &slog.HandlerOptions{Level: levelVar}))
 	cfg.Logger, cfg.LogLevelVar = logger, levelVar
+	warned := map[string]bool{}
 	for _, d := range rt.ignored {
+		if warned[d.Name] { // in the file and on the command line
+			continue
+		}
+		warned[d.Name] = true
 		logger.Warn("config directive has no effect in Turnstile; ignored", "directive", d.Name, "file", d.File, "line", d.Line)
 	}
 	if cfg.Daemonize {
