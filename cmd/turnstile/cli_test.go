@@ -252,3 +252,46 @@ func TestDebianStockConfig(t *testing.T) {
 		t.Errorf("stderr: %q", errOut.String())
 	}
 }
+
+// TestCLILogsToStdout: without logfile the log goes to standard output,
+// at the level asked for (Redis's names), and the signal that stopped the
+// server is logged.
+func TestCLILogsToStdout(t *testing.T) {
+	port := freePort(t)
+	cmd := cliCommand("--port", strconv.Itoa(port), "--dir", t.TempDir(), "--loglevel", "debug", "--save", "")
+	var out, errOut bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		if cmd.ProcessState == nil {
+			cmd.Process.Kill()
+			cmd.Wait()
+		}
+	}()
+	rc := redis.NewClient(&redis.Options{Addr: net.JoinHostPort("127.0.0.1", strconv.Itoa(port)), MaxRetries: -1})
+	defer rc.Close()
+	deadline := time.Now().Add(10 * time.Second)
+	for rc.Ping(context.Background()).Err() != nil {
+		if time.Now().After(deadline) {
+			t.Fatal("the server did not start")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if got := rc.ConfigGet(context.Background(), "loglevel").Val()["loglevel"]; got != "debug" {
+		t.Errorf("loglevel %q", got)
+	}
+	cmd.Process.Signal(os.Interrupt)
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("exit after SIGINT: %v", err)
+	}
+	for _, want := range []string{`msg="turnstile starting"`, `persistence=none`, `save="\"\""`, `msg="received SIGINT; shutting down"`} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("stdout lacks %s:\n%s", want, out.String())
+		}
+	}
+	if errOut.Len() != 0 {
+		t.Errorf("stderr: %q", errOut.String())
+	}
+}
