@@ -6,6 +6,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -310,4 +311,62 @@ func TestConfigSetAutoRewriteLive(t *testing.T) {
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
+}
+
+// FuzzConfigRewrite: whatever the old file holds, the rewritten one keeps
+// every line that sets no row, in order, and its row lines load back to
+// the running server's values.
+func FuzzConfigRewrite(f *testing.F) {
+	for _, s := range []string{"# c\nport 1\nsave 60 1\nsave 5 5\nio-threads 4\n", "port x\nport 2 3\nlua-time-limit 9\n", "'\nshards 4\nbind a -b\n", ""} {
+		f.Add(s)
+	}
+	cfg := quietConfig()
+	cfg.Persist.Save = []SaveRule{{60, 1}}
+	cfg.Port = 7000
+	s, err := New(cfg)
+	if err != nil {
+		f.Fatal(err)
+	}
+	isRow := func(line string) (ConfigDirective, bool) {
+		t := strings.Trim(line, " \t\r")
+		if t == "" || t[0] == '#' {
+			return ConfigDirective{}, false
+		}
+		args, err := SplitConfigLine(t)
+		if err != nil || len(args) == 0 || LookupConfigParam(args[0]) == nil {
+			return ConfigDirective{}, false
+		}
+		args[0] = strings.ToLower(args[0])
+		return ConfigDirective{File: "f", Line: 1, Text: t, Args: args}, true
+	}
+	f.Fuzz(func(t *testing.T, text string) {
+		old := strings.Split(strings.TrimSuffix(text, "\n"), "\n")
+		out := configRewriteLines(s, old)
+		var kept, keptOld []string
+		var dirs []ConfigDirective
+		for _, l := range out {
+			if d, ok := isRow(l); ok {
+				dirs = append(dirs, d)
+			} else if l != rewriteSignature {
+				kept = append(kept, l)
+			}
+		}
+		for _, l := range old {
+			if _, ok := isRow(l); !ok && l != rewriteSignature && (l != "" || len(old) > 1) {
+				keptOld = append(keptOld, l)
+			}
+		}
+		if !slices.Equal(kept, keptOld) {
+			t.Fatalf("old %q: other lines %q, want %q", old, kept, keptOld)
+		}
+		c := DefaultConfig()
+		if _, err := ApplyConfig(dirs, &c, nil); err != nil {
+			t.Fatalf("old %q: rewritten row lines %v do not load: %v", old, dirs, err)
+		}
+		for _, p := range configTable {
+			if p.Settable() && rewriteAliases[p.Name] == "" && p.Format(&c) != p.Get(s) {
+				t.Fatalf("old %q: %s loads back as %q, runs with %q", old, p.Name, p.Format(&c), p.Get(s))
+			}
+		}
+	})
 }
