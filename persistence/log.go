@@ -102,6 +102,10 @@ type Log struct {
 	writes       atomic.Int64
 	fsyncs       atomic.Int64
 
+	// fsync is the appendfsync policy in effect: cfg.Fsync at first,
+	// then what SetFsync stores.
+	fsync atomic.Uint32
+
 	closeOnce sync.Once
 	closeErr  error
 	stop      chan struct{}
@@ -109,8 +113,8 @@ type Log struct {
 }
 
 // OpenLog prepares the log in cfg.Dir (created if needed). It reads no file:
-// call Load next. Under FsyncEverySec it starts the goroutine that fsyncs
-// once a second; Close stops it.
+// call Load next. It starts the goroutine that fsyncs once a second under
+// FsyncEverySec; Close stops it.
 func OpenLog(cfg LogConfig) (*Log, error) {
 	if cfg.FS == nil {
 		cfg.FS = OSFS{}
@@ -129,18 +133,33 @@ func OpenLog(cfg LogConfig) (*Log, error) {
 	}
 	l := &Log{cfg: cfg, fs: cfg.FS, manifestPath: filepath.Join(cfg.Dir, cfg.Name+".manifest")}
 	l.gcond = sync.NewCond(&l.gmu)
-	if cfg.Fsync == FsyncEverySec {
-		l.stop = make(chan struct{})
-		l.bgDone = make(chan struct{})
-		tick := cfg.tick
-		var t *time.Ticker
-		if tick == nil {
-			t = time.NewTicker(time.Second)
-			tick = t.C
-		}
-		go l.everySec(tick, t)
+	l.fsync.Store(uint32(cfg.Fsync))
+	// The once-a-second goroutine runs whatever the policy, as SetFsync
+	// may switch to everysec; it fsyncs only while the policy is that.
+	l.stop = make(chan struct{})
+	l.bgDone = make(chan struct{})
+	tick := cfg.tick
+	var t *time.Ticker
+	if tick == nil {
+		t = time.NewTicker(time.Second)
+		tick = t.C
 	}
+	go l.everySec(tick, t)
 	return l, nil
+}
+
+// Fsync returns the fsync policy in effect.
+func (l *Log) Fsync() FsyncPolicy { return FsyncPolicy(l.fsync.Load()) }
+
+// SetFsync changes the fsync policy (CONFIG SET appendfsync). Syncs that
+// start after it follow the new policy; switching to always fsyncs at
+// the next Sync everything written before.
+func (l *Log) SetFsync(p FsyncPolicy) error {
+	if p > FsyncNo {
+		return fmt.Errorf("persistence: bad fsync policy %d", p)
+	}
+	l.fsync.Store(uint32(p))
+	return nil
 }
 
 func (l *Log) path(name string) string { return filepath.Join(l.cfg.Dir, name) }
@@ -396,7 +415,7 @@ func (l *Log) Offset() int64 {
 }
 
 func (l *Log) covered(upto int64) bool {
-	if l.cfg.Fsync == FsyncAlways {
+	if l.Fsync() == FsyncAlways {
 		return l.synced.Load() >= upto
 	}
 	return l.written.Load() >= upto
@@ -453,7 +472,7 @@ func (l *Log) lead(upto int64) error {
 	if err := l.flushLocked(); err != nil {
 		return err
 	}
-	if l.cfg.Fsync == FsyncAlways {
+	if l.Fsync() == FsyncAlways {
 		return l.fsyncLocked()
 	}
 	return nil
@@ -561,6 +580,9 @@ func (l *Log) everySec(tick <-chan time.Time, t *time.Ticker) {
 		case <-l.stop:
 			return
 		case <-tick:
+		}
+		if l.Fsync() != FsyncEverySec {
+			continue
 		}
 		l.tickSync()
 		if l.cfg.tickDone != nil {

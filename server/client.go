@@ -472,7 +472,12 @@ func (c *client) syncLog() bool {
 		return true
 	}
 	runtime.Gosched() // let other connections append first: one write covers more
-	if err := c.s.dur.Wait(c.logUpto); err != nil {
+	d := c.s.durability()
+	if d == nil { // appendonly was switched off: the log was flushed and closed
+		c.logDone = c.logUpto
+		return true
+	}
+	if err := d.Wait(c.logUpto); err != nil {
 		msg := err.Error()
 		c.s.persist.aofWriteErr.Store(&msg)
 		c.s.log.Error("append-only log write failed; writes are refused until it can be written",

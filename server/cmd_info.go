@@ -77,11 +77,11 @@ func infoServer(s *Server, b *strings.Builder, now int64) {
 	infoClock(s, b)
 	field(b, "uptime_in_seconds", uptime)
 	field(b, "uptime_in_days", uptime/86400)
-	field(b, "hz", s.cfg.Hz)
-	field(b, "configured_hz", s.cfg.Hz)
+	field(b, "hz", s.hz.Load())
+	field(b, "configured_hz", s.hz.Load())
 	exe, _ := os.Executable()
 	field(b, "executable", exe)
-	field(b, "config_file", "")
+	field(b, "config_file", s.cfg.ConfigFile)
 }
 
 // Port returns the plain TCP port the server listens on (0 before Serve,
@@ -219,14 +219,14 @@ func infoPersistence(s *Server, b *strings.Builder, _ int64) {
 	}
 	field(b, "rdb_current_bgsave_time_sec", current)
 	field(b, "rdb_saves", p.saves.Load())
-	field(b, "aof_enabled", boolInt(s.cfg.Persist.AppendOnly))
+	field(b, "aof_enabled", boolInt(p.aofOn.Load()))
 	field(b, "aof_rewrite_in_progress", boolInt(p.rewriteRunning.Load()))
 	field(b, "aof_rewrite_scheduled", 0)
 	field(b, "aof_last_rewrite_time_sec", p.lastRewriteSecs.Load())
 	field(b, "aof_last_bgrewrite_status", okStr(p.lastRewriteOK.Load()))
 	field(b, "aof_last_write_status", okStr(p.aofWriteErr.Load() == nil))
-	if p.log != nil {
-		st := p.log.Stats()
+	if lg := s.aofLog(); lg != nil {
+		st := lg.Stats()
 		field(b, "aof_current_size", st.BaseSize+st.IncrSize)
 		field(b, "aof_base_size", st.BaseSize)
 		field(b, "aof_buffer_length", st.PendingBytes)

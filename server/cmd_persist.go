@@ -59,7 +59,7 @@ func cmdBgsave(x *Ctx) {
 func cmdLastSave(x *Ctx) { x.w.Int(x.s.persist.lastSave.Load()) }
 
 func cmdBgRewriteAOF(x *Ctx) {
-	if x.s.persist.log == nil {
+	if x.s.aofLog() == nil {
 		x.w.Error("ERR Turnstile rewrites the append-only file only when appendonly is yes")
 		return
 	}

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"errors"
 	"slices"
 	"strings"
 
@@ -76,8 +77,23 @@ func configSubcommands() []*Command {
 		{Name: "set", Arity: -4, Flags: f, Args: "<directive> <value> [<directive> <value> ...]", Since: "2.0.0", Summary: "Sets configuration parameters in-flight.", Handler: configSet},
 		{Name: "resetstat", Arity: 2, Flags: f, Since: "2.0.0", Summary: "Resets the server's statistics.", Handler: configResetStat},
 		{Name: "rewrite", Arity: 2, Flags: f, Since: "2.8.0", Summary: "Persists the effective configuration to file.",
-			Handler: func(x *Ctx) { x.w.Error("ERR The server is running without a config file") }},
+			Handler: configRewrite},
 		{Name: "help", Arity: 2, Flags: f, NotCats: command.CatAdmin | command.CatDangerous, Since: "5.0.0", Summary: "Returns helpful text about the different subcommands.", Handler: subcommandHelp},
+	}
+}
+
+// configRewrite writes the effective configuration to the config file
+// (configrewrite.go).
+func configRewrite(x *Ctx) {
+	switch err := x.s.rewriteConfig(); {
+	case errors.Is(err, errNoConfigFile):
+		x.w.Error("ERR " + err.Error())
+	case err != nil:
+		x.s.log.Warn("CONFIG REWRITE failed", "file", x.s.cfg.ConfigFile, "err", err)
+		x.w.Error("ERR Rewriting config file: " + err.Error())
+	default:
+		x.s.log.Info("CONFIG REWRITE executed with success", "file", x.s.cfg.ConfigFile)
+		x.w.OK()
 	}
 }
 
@@ -121,6 +137,10 @@ func configSet(x *Ctx) {
 		p := configByName[strings.ToLower(string(x.args[i]))]
 		if p == nil {
 			x.w.Error("ERR Unknown option or number of arguments for CONFIG SET - '" + string(x.args[i]) + "'")
+			return
+		}
+		if protectedConfigs[p.Name] {
+			fail(p.Name, errProtected)
 			return
 		}
 		if !p.Mutable() {

@@ -152,7 +152,7 @@ func (x *Ctx) setExpiry(key []byte, e shards.Entry, exp int64) {
 // logOnly queues e for the durability log, like record, but does not
 // count it as a change (the delete that precedes a new collection key).
 func (x *Ctx) logOnly(e persistence.Effect) {
-	if x.s.dur != nil {
+	if x.s.dur.Load() != nil {
 		x.ex.effects = append(x.ex.effects, e)
 	}
 }

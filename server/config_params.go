@@ -106,7 +106,9 @@ var configTable = []*ConfigParam{
 	row("databases", "number of databases (SELECT 0..n-1)",
 		func(c *Config) *int { return &c.Databases }, integer[int](1, 1024)),
 	row("hz", "background task (active expiry) frequency, per second",
-		func(c *Config) *int { return &c.Hz }, integer[int](1, 500)),
+		func(c *Config) *int { return &c.Hz }, clamped(integer[int](0, math.MaxInt32), 1, maxHz)).
+		mutable(func(s *Server) string { return strconv.FormatInt(s.hz.Load(), 10) },
+			func(s *Server, c *Config) { s.hz.Store(int64(c.Hz)) }),
 	row("proto-max-bulk-len", "largest bulk string accepted, bytes",
 		func(c *Config) *int64 { return &c.Limits.MaxBulkLen }, memory[int64](1, math.MaxInt64)),
 	row("client-query-buffer-limit", "largest unprocessed input per client, bytes",
@@ -139,27 +141,43 @@ var configTable = []*ConfigParam{
 		func(c *Config) *string { return &c.RLPolicies }, stringCodec).
 		flag("policies"),
 	row("loglevel", "debug, verbose, notice or warning",
-		func(c *Config) *string { return &c.LogLevel }, logLevelCodec),
+		func(c *Config) *string { return &c.LogLevel }, logLevelCodec).
+		mutable(func(s *Server) string { return *s.logLevel.Load() }, (*Server).setLogLevel),
+	row("logfile", `log file ("": standard output)`,
+		func(c *Config) *string { return &c.LogFile }, stringCodec),
+	row("pidfile", `file the process id is written to at start-up ("": none)`,
+		func(c *Config) *string { return &c.PidFile }, stringCodec),
+	row("daemonize", "yes|no: not supported; yes only warns and the server stays in the foreground",
+		func(c *Config) *bool { return &c.Daemonize }, yesNoCodec),
 	row("dir", "directory of the snapshot and append-only files",
 		func(c *Config) *string { return &c.Persist.Dir }, stringCodec),
 	row("dbfilename", "snapshot file name",
 		func(c *Config) *string { return &c.Persist.DBFilename }, stringCodec),
 	row("save", `snapshot rules "<seconds> <changes> ..." ("": none)`,
-		func(c *Config) *[]SaveRule { return &c.Persist.Save }, saveCodec),
+		func(c *Config) *[]SaveRule { return &c.Persist.Save }, saveCodec).
+		mutable(func(s *Server) string { return FormatSaveRules(s.saveRules()) },
+			func(s *Server, c *Config) { r := c.Persist.Save; s.persist.save.Store(&r) }),
 	row("stop-writes-on-bgsave-error", "yes|no: refuse writes (MISCONF) while the last background save failed",
 		func(c *Config) *bool { return &c.Persist.StopWritesOnBgsaveError }, yesNoCodec).
 		mutable(func(s *Server) string { return yesNo(s.persist.stopWrites.Load()) },
 			func(s *Server, c *Config) { s.persist.stopWrites.Store(c.Persist.StopWritesOnBgsaveError) }),
 	row("appendonly", "yes|no: log every write to the append-only file",
-		func(c *Config) *bool { return &c.Persist.AppendOnly }, yesNoCodec),
+		func(c *Config) *bool { return &c.Persist.AppendOnly }, yesNoCodec).
+		mutable(func(s *Server) string { return yesNo(s.persist.aofOn.Load()) }, (*Server).setAppendOnly).
+		checked((*Server).checkAppendOnly),
 	row("appendfilename", "append-only file base name",
 		func(c *Config) *string { return &c.Persist.AppendFilename }, stringCodec),
 	row("appendfsync", "always|everysec|no",
-		func(c *Config) *persistence.FsyncPolicy { return &c.Persist.AppendFsync }, fsyncCodec),
+		func(c *Config) *persistence.FsyncPolicy { return &c.Persist.AppendFsync }, fsyncCodec).
+		mutable(func(s *Server) string { return s.fsyncPolicy().String() }, (*Server).setFsync),
 	row("auto-aof-rewrite-percentage", "rewrite the log when it grew by this percentage (0: never)",
-		func(c *Config) *int { return &c.Persist.AutoRewritePercentage }, integer[int](0, math.MaxInt32)),
+		func(c *Config) *int { return &c.Persist.AutoRewritePercentage }, integer[int](0, math.MaxInt32)).
+		mutable(func(s *Server) string { return strconv.FormatInt(s.persist.rewritePct.Load(), 10) },
+			func(s *Server, c *Config) { s.persist.rewritePct.Store(int64(c.Persist.AutoRewritePercentage)) }),
 	row("auto-aof-rewrite-min-size", "smallest log size for an automatic rewrite, bytes",
-		func(c *Config) *int64 { return &c.Persist.AutoRewriteMinSize }, memory[int64](0, math.MaxInt64)),
+		func(c *Config) *int64 { return &c.Persist.AutoRewriteMinSize }, memory[int64](0, math.MaxInt64)).
+		mutable(func(s *Server) string { return strconv.FormatInt(s.persist.rewriteMin.Load(), 10) },
+			func(s *Server, c *Config) { s.persist.rewriteMin.Store(c.Persist.AutoRewriteMinSize) }),
 	row("busy-reply-threshold", "milliseconds a script runs before other clients get BUSY",
 		func(c *Config) *int64 { return &c.BusyReplyThreshold }, integer[int64](0, math.MaxInt64)).
 		mutable(func(s *Server) string { return strconv.FormatInt(s.scripts.threshold.Load(), 10) },
@@ -183,6 +201,12 @@ var configTable = []*ConfigParam{
 	row("turnstile-multi-max-bytes", "most argument bytes one MULTI may queue",
 		func(c *Config) *int64 { return &c.MaxQueuedBytes }, memory[int64](1, math.MaxInt64)),
 }
+
+// protectedConfigs are the rows Redis 7 protects (enable-protected-configs
+// no, its default): CONFIG SET refuses them with "can't set protected
+// config", so that a client cannot make the server write its snapshot to
+// a file of its choosing.
+var protectedConfigs = map[string]bool{"dir": true, "dbfilename": true}
 
 // configByName finds rows by Name, and by Flag for LookupConfigParam.
 var configByName, configByFlag = func() (map[string]*ConfigParam, map[string]*ConfigParam) {
@@ -297,6 +321,7 @@ const (
 	errNotMemory      = configError("argument must be a memory value")
 	errNotYesNo       = configError("argument must be 'yes' or 'no'")
 	errImmutable      = configError("can't set immutable config")
+	errProtected      = configError("can't set protected config")
 	errDuplicateParam = configError("duplicate parameter")
 )
 
@@ -332,6 +357,21 @@ func integer[T ~int | ~int64](lo, hi int64) codec[T] {
 		format: func(v T) string { return strconv.FormatInt(int64(v), 10) },
 	}
 }
+
+// clamped is cd with values outside lo..hi brought to the nearest bound,
+// as Redis does for hz (0 is 1, 1000 is 500).
+func clamped[T ~int | ~int64](cd codec[T], lo, hi T) codec[T] {
+	return codec[T]{
+		parse: func(v string) (T, error) {
+			n, err := cd.parse(v)
+			return min(max(n, lo), hi), err
+		},
+		format: cd.format,
+	}
+}
+
+// maxHz is Redis's CONFIG_MAX_HZ: a larger hz is taken as this.
+const maxHz = 500
 
 // memory is a byte count in lo..hi, with redis.conf's units (ParseMemory).
 // It prints plain bytes, as Redis's CONFIG GET does.
@@ -412,7 +452,7 @@ var fsyncCodec = codec[persistence.FsyncPolicy]{
 	parse: func(v string) (persistence.FsyncPolicy, error) {
 		p, err := persistence.ParseFsyncPolicy(v)
 		if err != nil {
-			return 0, oneOfError("always", "everysec", "no")
+			return 0, oneOfError("everysec", "always", "no")
 		}
 		return p, nil
 	},
@@ -477,4 +517,14 @@ func (c *Config) SlogLevel() slog.Level {
 		}
 	}
 	return slog.LevelInfo
+}
+
+// setLogLevel is CONFIG SET loglevel: the name CONFIG GET reports, and the
+// level of the binary's logger when it passed its LevelVar.
+func (s *Server) setLogLevel(c *Config) {
+	name := logLevelCodec.format(c.LogLevel)
+	s.logLevel.Store(&name)
+	if s.cfg.LogLevelVar != nil {
+		s.cfg.LogLevelVar.Set(c.SlogLevel())
+	}
 }

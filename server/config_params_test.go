@@ -102,8 +102,8 @@ var configCases = map[string]struct {
 		bad: [][2]string{{"0", "between 1 and 65536"}, {"65537", "between 1 and 65536"}}},
 	"databases": {good: [][2]string{{"1", "1"}, {"1024", "1024"}},
 		bad: [][2]string{{"0", "between 1 and 1024"}, {"1025", "between 1 and 1024"}}},
-	"hz": {good: [][2]string{{"1", "1"}, {"500", "500"}},
-		bad: [][2]string{{"0", "between 1 and 500"}, {"501", "between 1 and 500"}, {"1.5", "integer"}}},
+	"hz": {good: [][2]string{{"1", "1"}, {"500", "500"}, {"0", "1"}, {"501", "500"}, {"2147483647", "500"}}, // clamped, as Redis
+		bad: [][2]string{{"-1", "between 0 and 2147483647"}, {"2147483648", "between 0 and 2147483647"}, {"1.5", "integer"}}},
 	"proto-max-bulk-len": {good: [][2]string{{"64mb", "67108864"}, {"1gb", "1073741824"}, {"512k", "512000"}, {"20", "20"}, {"3GB", "3221225472"}},
 		bad: [][2]string{{"0", "between 1 and"}, {"-5", "memory value"}, {"1tb", "memory value"}, {"mb", "memory value"}, {" 1mb", "memory value"}, {"1.5mb", "memory value"}, {"99999999999gb", "between 1 and 9223372036854775807"}}},
 	"client-query-buffer-limit": {good: [][2]string{{"1mb", "1048576"}, {"2g", "2000000000"}, {"100b", "100"}},
@@ -114,14 +114,17 @@ var configCases = map[string]struct {
 	"dbfilename":  {good: [][2]string{{"x.tsr", "x.tsr"}}},
 	"rl-policies": {good: [][2]string{{"", ""}}},
 	"save": {good: [][2]string{{"3600 1 300 100", "3600 1 300 100"}, {"", ""}, {"  60   5 ", "60 5"}},
-		bad: [][2]string{{"60", "pairs"}, {"a b", "invalid pair"}, {"0 5", "invalid pair"}}},
+		bad: [][2]string{{"60", "Invalid save parameters"}, {"a b", "Invalid save parameters"}, {"0 5", "Invalid save parameters"}, {"5 -1", "Invalid save parameters"}}},
+	"logfile":   {good: [][2]string{{"", ""}, {"/var/log/turnstile.log", "/var/log/turnstile.log"}}},
+	"pidfile":   {good: [][2]string{{"", ""}, {"/run/turnstile.pid", "/run/turnstile.pid"}}},
+	"daemonize": {good: [][2]string{{"no", "no"}, {"YES", "yes"}}, bad: [][2]string{{"1", "'yes' or 'no'"}}},
 	"stop-writes-on-bgsave-error": {good: [][2]string{{"no", "no"}, {"YES", "yes"}},
 		bad: [][2]string{{"maybe", "argument must be 'yes' or 'no'"}}},
 	"appendonly": {good: [][2]string{{"yes", "yes"}, {"NO", "no"}},
 		bad: [][2]string{{"maybe", "argument must be 'yes' or 'no'"}, {"1", "'yes' or 'no'"}}},
 	"appendfilename": {good: [][2]string{{"log.aof", "log.aof"}}},
 	"appendfsync": {good: [][2]string{{"always", "always"}, {"EVERYSEC", "everysec"}, {"no", "no"}},
-		bad: [][2]string{{"sometimes", "one of the following: always, everysec, no"}}},
+		bad: [][2]string{{"sometimes", "one of the following: everysec, always, no"}}},
 	"auto-aof-rewrite-percentage": {good: [][2]string{{"0", "0"}, {"250", "250"}},
 		bad: [][2]string{{"-1", "between 0 and 2147483647"}, {"10k", "integer"}}},
 	"auto-aof-rewrite-min-size": {good: [][2]string{{"0", "0"}, {"32mb", "33554432"}, {"1k", "1000"}},
@@ -214,7 +217,7 @@ func TestConfigTableShape(t *testing.T) {
 			t.Errorf("%s: not found by its flag %q", p.Name, p.Flag)
 		}
 	}
-	if want := "[protected-mode tls-cert-file tls-key-file tls-ca-cert-file tls-auth-clients tls-protocols requirepass acl-pubsub-default acllog-max-len maxclients timeout client-output-buffer-limit maxmemory maxmemory-policy maxmemory-samples lfu-log-factor lfu-decay-time stop-writes-on-bgsave-error busy-reply-threshold lua-time-limit turnstile-native-scripts turnstile-hotkeys]"; fmt.Sprint(mutable) != want {
+	if want := "[protected-mode tls-cert-file tls-key-file tls-ca-cert-file tls-auth-clients tls-protocols requirepass acl-pubsub-default acllog-max-len maxclients timeout client-output-buffer-limit hz maxmemory maxmemory-policy maxmemory-samples lfu-log-factor lfu-decay-time loglevel save stop-writes-on-bgsave-error appendonly appendfsync auto-aof-rewrite-percentage auto-aof-rewrite-min-size busy-reply-threshold lua-time-limit turnstile-native-scripts turnstile-hotkeys]"; fmt.Sprint(mutable) != want {
 		t.Errorf("mutable rows %v, want %s", mutable, want)
 	}
 	if p := LookupConfigParam("SHARDS"); p == nil || p.Name != "turnstile-shards" {
@@ -319,9 +322,16 @@ func TestConfigGetSetCommands(t *testing.T) {
 	}
 
 	// Immutable ones answer Redis's error and change nothing.
-	for _, name := range []string{"port", "turnstile-shards", "proto-max-bulk-len", "turnstile-multi-max-bytes", "appendonly", "save"} {
+	for _, name := range []string{"port", "turnstile-shards", "proto-max-bulk-len", "turnstile-multi-max-bytes", "appendfilename"} {
 		want := "-ERR CONFIG SET failed (possibly related to argument '" + name + "') - can't set immutable config\r\n"
 		if got := rc.do("CONFIG", "SET", strings.ToUpper(name), "1"); got != want {
+			t.Errorf("CONFIG SET %s = %q", name, got)
+		}
+	}
+	// dir and dbfilename are protected, as in Redis 7.
+	for _, name := range []string{"dir", "DBFILENAME"} {
+		want := "-ERR CONFIG SET failed (possibly related to argument '" + strings.ToLower(name) + "') - can't set protected config\r\n"
+		if got := rc.do("CONFIG", "SET", name, "x"); got != want {
 			t.Errorf("CONFIG SET %s = %q", name, got)
 		}
 	}

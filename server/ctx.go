@@ -158,7 +158,7 @@ func (x *Ctx) record(e persistence.Effect) {
 	if x.s.hooks.Load() != 0 { // a client tracks or is blocked: note the change
 		x.noteChange(e.Op, e.DB, e.Key)
 	}
-	if x.s.dur != nil {
+	if x.s.dur.Load() != nil {
 		x.ex.effects = append(x.ex.effects, e)
 	}
 }

@@ -104,6 +104,9 @@
 // Durability (durability.go) is the seam between the server and whatever
 // makes writes durable. Config.Durability takes one; without it the server
 // uses the append-only log (aofDurability) when appendonly is on, or none.
+// CONFIG SET appendonly (aof.go) switches between the two while every
+// shard lock is held, so an execution sees one Durability from its first
+// effect to its Append; positions keep growing across logs.
 // A cluster node's Replication (replication.go, package cluster) is the
 // other implementation, with no change to handlers: positions are opaque
 // increasing numbers (a log offset, a unit's sequence number in a Raft

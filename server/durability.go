@@ -26,10 +26,45 @@ type Durability interface {
 }
 
 // aofDurability is the append-only log as the server's Durability.
-type aofDurability struct{ log *persistence.Log }
+// Its positions are the log's offsets plus base: a log opened by CONFIG
+// SET appendonly yes starts past every position handed out before (by an
+// earlier log, now closed), so positions only grow, and a position at or
+// below base is already durable.
+type aofDurability struct {
+	log  *persistence.Log
+	base int64
+}
 
-func (a aofDurability) Append(effects []persistence.Effect) int64 { return a.log.AppendAll(effects) }
+func (a aofDurability) Append(effects []persistence.Effect) int64 {
+	return a.base + a.log.AppendAll(effects)
+}
 
-func (a aofDurability) Wait(pos int64) error { return a.log.Sync(pos) }
+func (a aofDurability) Wait(pos int64) error {
+	if pos <= a.base {
+		return nil
+	}
+	return a.log.Sync(pos - a.base)
+}
 
-func (a aofDurability) Tail() int64 { return a.log.Offset() }
+func (a aofDurability) Tail() int64 { return a.base + a.log.Offset() }
+
+// durBox holds the server's Durability for an atomic pointer.
+type durBox struct{ Durability }
+
+// durability returns where writes become durable; nil: nowhere.
+func (s *Server) durability() Durability {
+	if b := s.dur.Load(); b != nil {
+		return b.Durability
+	}
+	return nil
+}
+
+// setDurability makes d (nil: none) where writes become durable. Outside
+// New, every shard lock must be held (see Server.dur).
+func (s *Server) setDurability(d Durability) {
+	if d == nil {
+		s.dur.Store(nil)
+		return
+	}
+	s.dur.Store(&durBox{d})
+}

@@ -106,8 +106,8 @@ func (s *Server) evictOne(dbs []int, pol shards.Policy, now int64) bool {
 // keyEvicted logs and announces the eviction of key from shard i of
 // database db, whose lock the caller holds; key is valid during the call.
 func (s *Server) keyEvicted(db, i int, key []byte) {
-	if s.dur != nil {
-		pos := s.dur.Append([]persistence.Effect{{Op: persistence.OpDel, DB: db, Key: key}})
+	if d := s.durability(); d != nil {
+		pos := d.Append([]persistence.Effect{{Op: persistence.OpDel, DB: db, Key: key}})
 		s.dbs[db].SetMark(i, pos)
 	}
 	s.dirty.Add(1)

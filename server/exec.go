@@ -408,7 +408,7 @@ func (s *Server) end(c *client, ex *execution) {
 		clear(ex.changed)
 		ex.changed = ex.changed[:0]
 	}
-	if d := s.dur; d != nil {
+	if d := s.durability(); d != nil {
 		if len(ex.effects) > 0 {
 			pos := d.Append(ex.effects)
 			clear(ex.effects) // drop references to request buffers

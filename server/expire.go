@@ -22,8 +22,7 @@ const (
 
 // expireLoop runs active expiry until the server stops.
 func (s *Server) expireLoop() {
-	period := time.Second / time.Duration(s.cfg.Hz)
-	t := time.NewTimer(period)
+	t := time.NewTimer(time.Second / time.Duration(s.hz.Load()))
 	defer t.Stop()
 	var e expirer
 	for {
@@ -34,7 +33,7 @@ func (s *Server) expireLoop() {
 		}
 		s.setAccessClocks()
 		start := time.Now()
-		next := period
+		next := time.Second / time.Duration(s.hz.Load()) // hz may change (CONFIG SET)
 		if e.slice(s, start) {
 			next = max(expireDuty*time.Since(start), expireMinGap)
 		}

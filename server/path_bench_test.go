@@ -30,8 +30,8 @@ func newPathClient(tb testing.TB, mod ...func(*Config)) (*Server, *client) {
 	if err := s.loadData(); err != nil {
 		tb.Fatal(err)
 	}
-	if s.persist.log != nil {
-		tb.Cleanup(func() { s.persist.log.Close() })
+	if lg := s.aofLog(); lg != nil {
+		tb.Cleanup(func() { lg.Close() })
 	}
 	c1, c2 := net.Pipe()
 	tb.Cleanup(func() { c1.Close(); c2.Close() })

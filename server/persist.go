@@ -19,7 +19,17 @@ import (
 // snapshots, and what INFO persistence reports. Fields are atomics or
 // guarded by dumpMu.
 type persistState struct {
-	log *persistence.Log // nil unless appendonly
+	// log is the append-only log: nil while appendonly is off. It changes
+	// only at start-up and when CONFIG SET appendonly switches the log on
+	// or off (aof.go); read it once per use with Server.aofLog.
+	log atomic.Pointer[persistence.Log]
+	// aofOn is appendonly as configured (CONFIG GET, INFO aof_enabled):
+	// set at once by CONFIG SET, while the log follows in the background.
+	aofOn atomic.Bool
+	aofMu sync.Mutex // one appendonly switch at a time (aof.go)
+	// durEnd is the last position a closed log handed out: the next log's
+	// positions start after it (aofDurability.base).
+	durEnd atomic.Int64
 
 	loading atomic.Bool
 
@@ -35,6 +45,13 @@ type persistState struct {
 	// stopWrites is stop-writes-on-bgsave-error: while the last background
 	// save failed and save rules exist, writes are refused (MISCONF).
 	stopWrites atomic.Bool
+	// save is the save rules in effect (CONFIG SET save replaces them).
+	save atomic.Pointer[[]SaveRule]
+	// fsync is appendfsync in effect (a persistence.FsyncPolicy), which
+	// the log follows (CONFIG SET appendfsync).
+	fsync atomic.Uint32
+	// auto-aof-rewrite-percentage and -min-size in effect (CONFIG SET).
+	rewritePct, rewriteMin atomic.Int64
 
 	lastRewriteOK   atomic.Bool
 	lastRewriteSecs atomic.Int64
@@ -70,7 +87,7 @@ func (s *Server) diskFailing() bool {
 // it failed, stop-writes-on-bgsave-error is yes and save rules exist.
 func (s *Server) bgsaveFailing() bool {
 	p := &s.persist
-	return !p.lastSaveOK.Load() && p.stopWrites.Load() && len(s.cfg.Persist.Save) > 0
+	return !p.lastSaveOK.Load() && p.stopWrites.Load() && len(s.saveRules()) > 0
 }
 
 // diskError is the MISCONF reply of a command refused while diskFailing:
@@ -122,14 +139,14 @@ func (s *Server) openLog() error {
 		return nil
 	}
 	lg, err := persistence.OpenLog(persistence.LogConfig{
-		Dir: s.cfg.Persist.Dir, Name: s.cfg.Persist.AppendFilename, Fsync: s.cfg.Persist.AppendFsync, FS: s.cfg.Persist.FS,
+		Dir: s.cfg.Persist.Dir, Name: s.cfg.Persist.AppendFilename, Fsync: s.fsyncPolicy(), FS: s.cfg.Persist.FS,
 	})
 	if err != nil {
 		return fmt.Errorf("open append-only log: %w", err)
 	}
-	s.persist.log = lg
-	if s.dur == nil {
-		s.dur = aofDurability{lg}
+	s.persist.log.Store(lg)
+	if s.durability() == nil {
+		s.setDurability(aofDurability{log: lg})
 	}
 	return nil
 }
@@ -148,7 +165,7 @@ func (s *Server) loadData() error {
 		_, err := s.loadSnapshot(now)
 		return err
 	}
-	lg := p.log
+	lg := p.log.Load()
 	info, err := lg.Load(s.ApplyEffect)
 	if err != nil {
 		return fmt.Errorf("load append-only log: %w", err)
@@ -430,20 +447,21 @@ func (s *Server) bgsave() bool {
 // rewriteLog compacts the append-only log while writes continue.
 func (s *Server) rewriteLog() error {
 	p := &s.persist
-	if p.log == nil {
-		return errors.New("append-only log is off")
-	}
 	p.dumpMu.Lock()
 	defer p.dumpMu.Unlock()
+	lg := s.aofLog()
+	if lg == nil {
+		return errors.New("append-only log is off")
+	}
 	start := time.Now()
-	err := p.log.Rewrite(s.freeze)
+	err := lg.Rewrite(s.freeze)
 	p.lastRewriteSecs.Store(int64(time.Since(start).Seconds()))
 	p.lastRewriteOK.Store(err == nil)
 	if err != nil {
 		s.log.Error("append-only log rewrite failed", "err", err)
 		return err
 	}
-	s.log.Info("append-only log rewritten", "seconds", time.Since(start).Seconds(), "bytes", logSize(p.log))
+	s.log.Info("append-only log rewritten", "seconds", time.Since(start).Seconds(), "bytes", logSize(lg))
 	return nil
 }
 
@@ -466,9 +484,10 @@ func (s *Server) persistTick(now int64) {
 	if p.loading.Load() {
 		return
 	}
-	if p.log != nil && p.aofWriteErr.Load() != nil {
+	lg := s.aofLog()
+	if lg != nil && p.aofWriteErr.Load() != nil {
 		// Writes are refused (MISCONF) until the log can be written again.
-		if err := p.log.Sync(p.log.Offset()); err == nil {
+		if err := lg.Sync(lg.Offset()); err == nil {
 			p.aofWriteErr.Store(nil)
 			s.log.Info("append-only log writable again; accepting writes")
 		}
@@ -477,14 +496,13 @@ func (s *Server) persistTick(now int64) {
 	// before trying again, as Redis does, instead of retrying every tick.
 	dirty := s.dirty.Load()
 	retry := p.lastSaveOK.Load() || now-p.bgsaveStart.Load() > int64(bgsaveRetryDelay)
-	for _, r := range s.cfg.Persist.Save {
+	for _, r := range s.saveRules() {
 		if retry && dirty >= r.Changes && dirty > 0 && now/1e9-p.lastSave.Load() >= r.Seconds {
 			s.bgsave()
 			break
 		}
 	}
-	if p.log != nil && s.cfg.Persist.AutoRewritePercentage > 0 &&
-		p.log.RewriteDue(s.cfg.Persist.AutoRewritePercentage, s.cfg.Persist.AutoRewriteMinSize) {
+	if pct := int(p.rewritePct.Load()); lg != nil && pct > 0 && lg.RewriteDue(pct, p.rewriteMin.Load()) {
 		s.bgrewrite()
 	}
 }
@@ -497,11 +515,32 @@ func (s *Server) persistTick(now int64) {
 func (s *Server) closePersistence() error {
 	p := &s.persist
 	var errs []error
-	if len(s.cfg.Persist.Save) > 0 && !p.noSaveOnExit.Load() && !p.loading.Load() {
+	if len(s.saveRules()) > 0 && !p.noSaveOnExit.Load() && !p.loading.Load() {
 		errs = append(errs, s.save(false))
 	}
-	if p.log != nil {
-		errs = append(errs, p.log.Close())
+	p.aofMu.Lock() // a switch of appendonly finishes first
+	defer p.aofMu.Unlock()
+	if lg := s.aofLog(); lg != nil {
+		errs = append(errs, lg.Close())
 	}
 	return errors.Join(errs...)
 }
+
+// saveRules returns the save rules in effect.
+func (s *Server) saveRules() []SaveRule { return *s.persist.save.Load() }
+
+// fsyncPolicy returns appendfsync in effect.
+func (s *Server) fsyncPolicy() persistence.FsyncPolicy {
+	return persistence.FsyncPolicy(s.persist.fsync.Load())
+}
+
+// setFsync is CONFIG SET appendfsync: the log, if open, follows at once.
+func (s *Server) setFsync(c *Config) {
+	s.persist.fsync.Store(uint32(c.Persist.AppendFsync))
+	if lg := s.aofLog(); lg != nil {
+		lg.SetFsync(c.Persist.AppendFsync) // the value parsed is valid
+	}
+}
+
+// aofLog returns the append-only log, nil while appendonly is off.
+func (s *Server) aofLog() *persistence.Log { return s.persist.log.Load() }

@@ -1,7 +1,6 @@
 package server
 
 import (
-	"fmt"
 	"strconv"
 	"strings"
 
@@ -53,19 +52,23 @@ func DefaultPersistConfig() PersistConfig {
 // DefaultSaveRules are redis.conf's: "3600 1 300 100 60 10000".
 var DefaultSaveRules = []SaveRule{{3600, 1}, {300, 100}, {60, 10000}}
 
+// errInvalidSave is Redis's reason for a bad save value (CONFIG SET and
+// the config file): pairs of <seconds> (at least 1) <changes> (at least 0).
+const errInvalidSave = configError("Invalid save parameters")
+
 // ParseSaveRules parses a save setting such as "3600 1 300 100"; "" means
 // no rules.
 func ParseSaveRules(s string) ([]SaveRule, error) {
 	f := strings.Fields(s)
 	if len(f)%2 != 0 {
-		return nil, fmt.Errorf("save %q: want pairs of <seconds> <changes>", s)
+		return nil, errInvalidSave
 	}
 	var rules []SaveRule
 	for i := 0; i < len(f); i += 2 {
 		sec, err1 := strconv.ParseInt(f[i], 10, 64)
 		ch, err2 := strconv.ParseInt(f[i+1], 10, 64)
 		if err1 != nil || err2 != nil || sec < 1 || ch < 0 {
-			return nil, fmt.Errorf("save %q: invalid pair %q %q", s, f[i], f[i+1])
+			return nil, errInvalidSave
 		}
 		rules = append(rules, SaveRule{Seconds: sec, Changes: ch})
 	}

@@ -126,10 +126,10 @@ func TestRewriteKeepsStateAndShrinks(t *testing.T) {
 	for i := 0; i < 2000; i++ {
 		r.rc.do("INCR", "counter")
 	}
-	before := r.srv.persist.log.Stats()
+	before := r.srv.aofLog().Stats()
 	r.expect("+Background append only file rewriting started\r\n", "BGREWRITEAOF")
 	waitFor(t, func() bool { return !r.srv.persist.rewriteRunning.Load() })
-	after := r.srv.persist.log.Stats()
+	after := r.srv.aofLog().Stats()
 	if after.BaseSize+after.IncrSize >= before.BaseSize+before.IncrSize {
 		t.Fatalf("rewrite did not shrink the log: %+v -> %+v", before, after)
 	}

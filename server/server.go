@@ -43,6 +43,20 @@ type Config struct {
 	LogLevel     string // redis "loglevel": debug, verbose, notice, warning (the binary's logger; see SlogLevel)
 	Clock        clock.Clock
 	Logger       *slog.Logger
+	// LogLevelVar, when set, is the level of Logger's handler: CONFIG SET
+	// loglevel changes it (the binary passes its handler's).
+	LogLevelVar *slog.LevelVar
+
+	// The process's settings, which the binary applies (the server only
+	// reports them in CONFIG GET and rewrites them): redis "logfile" (""
+	// is standard output), "pidfile" ("": none), "daemonize" (not
+	// supported: the binary warns and stays in the foreground).
+	LogFile   string
+	PidFile   string
+	Daemonize bool
+	// ConfigFile is the absolute path of the config file the server was
+	// started with ("": none): INFO's config_file, CONFIG REWRITE's target.
+	ConfigFile string
 
 	// TLS is the TLS listener next to the plain port (tls.go).
 	TLS TLSConfig
@@ -198,6 +212,9 @@ type Server struct {
 	fdMu        sync.Mutex                         // serializes fitting the open files limit (fdlimit.go)
 	fdLimiter   fdLimiter                          // the process's open files limit; nil: none
 	idleTimeout atomic.Int64                       // seconds; 0: clients may stay idle (idle.go)
+	hz          atomic.Int64                       // background task frequency (CONFIG SET hz)
+	confMu      sync.Mutex                         // one CONFIG REWRITE at a time (configrewrite.go)
+	logLevel    atomic.Pointer[string]             // loglevel's name (CONFIG SET loglevel)
 	outLimits   atomic.Pointer[OutputBufferLimits] // client-output-buffer-limit (outlimit.go)
 	clientMem   clientMem                          // client buffer bytes (clientmem.go)
 	rl          rlPolicies                         // RL.CHECK's named rules (rlpolicy.go)
@@ -214,8 +231,12 @@ type Server struct {
 	nextID atomic.Int64
 	stats  stats
 	dirty  atomic.Int64 // changes since the last snapshot (rdb_changes_since_last_save)
-	dur    Durability   // nil: writes are not logged
-	repl   Replication  // nil: a server of its own (replication.go)
+	// dur is where writes become durable (durability.go): nil while
+	// they are not logged. It changes only while every shard lock is held
+	// (CONFIG SET appendonly, aof.go), so one execution, which holds its
+	// shards' locks from its first effect to its Append, sees one value.
+	dur  atomic.Pointer[durBox]
+	repl Replication // nil: a server of its own (replication.go)
 	// leading: this cluster node is the leader and decides expiry
 	// (SetLeading); always false on a server of its own.
 	leading atomic.Bool
@@ -259,9 +280,12 @@ func New(cfg Config) (*Server, error) {
 		ready:   make(chan struct{}),
 		stopped: make(chan struct{}),
 	}
-	s.dur = cfg.Durability
+	if cfg.Durability != nil {
+		s.setDurability(cfg.Durability)
+	}
 	if cfg.Replication != nil {
-		s.repl, s.dur = cfg.Replication, cfg.Replication
+		s.repl = cfg.Replication
+		s.setDurability(cfg.Replication)
 	}
 	s.start = s.clock.Now()
 	s.requirePass.Store(&cfg.RequirePass)
@@ -276,6 +300,15 @@ func New(cfg Config) (*Server, error) {
 	s.persist.stopWrites.Store(cfg.Persist.StopWritesOnBgsaveError)
 	s.maxClients.Store(int64(cfg.MaxClients))
 	s.idleTimeout.Store(int64(cfg.Timeout))
+	s.hz.Store(int64(cfg.Hz))
+	logLevel := logLevelCodec.format(cfg.LogLevel)
+	s.logLevel.Store(&logLevel)
+	saveRules := cfg.Persist.Save
+	s.persist.save.Store(&saveRules)
+	s.persist.fsync.Store(uint32(cfg.Persist.AppendFsync))
+	s.persist.aofOn.Store(cfg.Persist.AppendOnly)
+	s.persist.rewritePct.Store(int64(cfg.Persist.AutoRewritePercentage))
+	s.persist.rewriteMin.Store(cfg.Persist.AutoRewriteMinSize)
 	outLimits := cfg.OutputLimits
 	s.outLimits.Store(&outLimits)
 	s.fdLimiter = cfg.fdLimiter
@@ -315,7 +348,7 @@ func New(cfg Config) (*Server, error) {
 
 // Listeners binds what the configuration asks for, for Serve: the plain
 // port, unless it is 0 and a TLS port is set (as Redis's port 0), and the
-// TLS port if set, on the same address. A TLS certificate, key or CA
+// TLS port if set, on the same addresses. A TLS certificate, key or CA
 // file that cannot be loaded is an error here.
 func (s *Server) Listeners() ([]net.Listener, error) {
 	var lns []net.Listener
@@ -327,7 +360,7 @@ func (s *Server) Listeners() ([]net.Listener, error) {
 		lns = append(lns, ln)
 	}
 	if s.cfg.TLS.Port != 0 {
-		ln, err := s.listenTLS(net.JoinHostPort(s.cfg.Bind, fmt.Sprint(s.cfg.TLS.Port)))
+		ln, err := s.listenTLS(s.cfg.Bind, s.cfg.TLS.Port)
 		if err != nil {
 			for _, l := range lns {
 				l.Close()
@@ -339,16 +372,8 @@ func (s *Server) Listeners() ([]net.Listener, error) {
 	return lns, nil
 }
 
-// Listen binds the configured address and port, without TLS (0: a free
-// port).
-func (s *Server) Listen() (net.Listener, error) {
-	addr := net.JoinHostPort(s.cfg.Bind, fmt.Sprint(s.cfg.Port))
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		return nil, fmt.Errorf("listen on %s: %w", addr, err)
-	}
-	return ln, nil
-}
+// Listen binds the configured addresses (listen.go: bind's syntax).
+func (s *Server) Listen() (net.Listener, error) { return listenBind(s.cfg.Bind, s.cfg.Port) }
 
 // Serve accepts connections on lns (from Listeners or Listen; at least
 // one) until ctx is done or Close is called, then closes every connection
@@ -434,8 +459,8 @@ func (s *Server) finish() error {
 	s.wg.Wait()
 	s.releaseGoLimit()
 	if p := s.loadErr.Load(); p != nil {
-		if s.persist.log != nil {
-			s.persist.log.Close()
+		if lg := s.aofLog(); lg != nil {
+			lg.Close()
 		}
 		return *p
 	}

@@ -55,7 +55,7 @@ func (s *Server) Shutdown(opts ShutdownOptions) error {
 	if s.isClosed() {
 		return nil
 	}
-	save := !opts.NoSave && (opts.Save || len(s.cfg.Persist.Save) > 0) && !p.loading.Load()
+	save := !opts.NoSave && (opts.Save || len(s.saveRules()) > 0) && !p.loading.Load()
 	if !save {
 		p.noSaveOnExit.Store(true)
 		s.Close()

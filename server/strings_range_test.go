@@ -17,7 +17,7 @@ import (
 )
 
 // logBytes is how many bytes the append-only log of s holds (written).
-func logBytes(s *Server) int64 { return logSize(s.persist.log) }
+func logBytes(s *Server) int64 { return logSize(s.aofLog()) }
 
 // TestAppendLogsOnlyTheChange: APPEND and SETRANGE on a big value log
 // bytes in proportion to what they change, not to the value (before,

@@ -164,14 +164,14 @@ func buildTLSConfig(t TLSConfig) (*tls.Config, error) {
 // listenTLS binds addr and returns the TLS listener over it, after
 // loading the configured certificate, key and CA: a file that is missing
 // or wrong refuses start-up.
-func (s *Server) listenTLS(addr string) (net.Listener, error) {
+func (s *Server) listenTLS(bind string, port int) (net.Listener, error) {
 	conf, err := buildTLSConfig(s.tlsSettings())
 	if err != nil {
 		return nil, fmt.Errorf("TLS: %w", err)
 	}
-	ln, err := net.Listen("tcp", addr)
+	ln, err := listenBind(bind, port) // every bind address, as the plain port
 	if err != nil {
-		return nil, fmt.Errorf("listen on %s (tls-port): %w", addr, err)
+		return nil, fmt.Errorf("tls-port: %w", err)
 	}
 	s.tls.conf.Store(conf)
 	outer := &tls.Config{GetConfigForClient: func(*tls.ClientHelloInfo) (*tls.Config, error) {

@@ -152,7 +152,7 @@ func newTLSTestServer(t testing.TB, p *testPKI, mod ...func(*Config)) (s *Server
 	if err != nil {
 		t.Fatal(err)
 	}
-	tln, err := s.listenTLS(net.JoinHostPort(cfg.Bind, "0"))
+	tln, err := s.listenTLS(cfg.Bind, 0)
 	if err != nil {
 		ln.Close()
 		t.Fatal(err)

@@ -1,36 +1,71 @@
 package main
 
 import (
-	"bufio"
+	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
+	"path/filepath"
 	"runtime/debug"
-	"strconv"
 	"strings"
 
 	"github.com/turnstile/turnstile/server"
 )
 
-// parseConfig builds the server config from defaults, then the --config
-// file (redis.conf syntax), then command-line flags, which win.
+// errVersion is parseConfig's answer to --version (-v): main prints the
+// version and exits 0, as it does for --help (flag.ErrHelp).
+var errVersion = errors.New("version requested")
+
+// parseConfig builds the server config from defaults, then the config
+// file (redis.conf syntax: the first argument when it is not an option,
+// as in "redis-server /etc/redis/redis.conf", or --config), then
+// command-line options, which win. Options take their value as the next
+// argument or after '='; save, bind and client-output-buffer-limit also
+// take several words, as in Redis ("--save 60 1 300 10").
 func parseConfig(args []string) (server.Config, runtimeConfig, slog.Level, error) {
 	cfg := server.DefaultConfig()
 	cfg.Persist.Save = server.DefaultSaveRules // like redis.conf; --save "" turns them off
 	rt := defaultRuntimeConfig()
+	if len(args) > 0 && (args[0] == "-v" || args[0] == "--version") {
+		return cfg, rt, 0, errVersion
+	}
+	var path string
+	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
+		path, args = args[0], args[1:]
+	}
+	args = joinMultiWordArgs(args)
+	args, ignored, err := ignoredArgs(args)
+	if err != nil {
+		return cfg, rt, 0, err
+	}
+	rt.ignored = ignored
 	fs := newFlagSet(&cfg, &rt)
 	if err := fs.Parse(args); err != nil {
 		return cfg, rt, 0, err
 	}
 	if fs.NArg() > 0 {
-		return cfg, rt, 0, fmt.Errorf("unexpected argument %q", fs.Arg(0))
+		return cfg, rt, 0, fmt.Errorf("unexpected argument %q (a config file path must come first; options start with --)", fs.Arg(0))
 	}
-	if path := fs.Lookup("config").Value.String(); path != "" {
-		if err := loadConfigFile(path, &cfg, fs); err != nil {
+	if flagPath := fs.Lookup("config").Value.String(); flagPath != "" {
+		if path != "" {
+			return cfg, rt, 0, fmt.Errorf("two config files: %q and --config %q", path, flagPath)
+		}
+		path = flagPath
+	}
+	if path != "" {
+		abs, err := filepath.Abs(path)
+		if err != nil {
+			return cfg, rt, 0, fmt.Errorf("config file: %w", err)
+		}
+		ignored, err := loadConfigFile(abs, &cfg, fs)
+		if err != nil {
 			return cfg, rt, 0, err
 		}
-		// Flags given on the command line override the file.
+		rt.ignored = append(ignored, rt.ignored...)
+		cfg.ConfigFile = abs
+		// Options given on the command line override the file.
 		if err := fs.Parse(args); err != nil {
 			return cfg, rt, 0, err
 		}
@@ -38,11 +73,38 @@ func parseConfig(args []string) (server.Config, runtimeConfig, slog.Level, error
 	return cfg, rt, cfg.SlogLevel(), cfg.Validate()
 }
 
+// joinMultiWordArgs turns "--save 60 1 300 10" into "--save", "60 1 300 10"
+// for the options whose value has several words: the words up to the next
+// argument starting with "--" are the value, as Redis reads its options.
+func joinMultiWordArgs(args []string) []string {
+	out := make([]string, 0, len(args))
+	for i := 0; i < len(args); i++ {
+		out = append(out, args[i])
+		name, ok := strings.CutPrefix(args[i], "--")
+		if !ok || strings.Contains(name, "=") {
+			continue
+		}
+		if p := server.LookupConfigParam(name); p == nil || !server.MultiWordParam(p) {
+			continue
+		}
+		j := i + 1
+		for j < len(args) && !strings.HasPrefix(args[j], "--") {
+			j++
+		}
+		if j-i > 2 {
+			out = append(out, strings.Join(args[i+1:j], " "))
+			i = j - 1
+		}
+	}
+	return out
+}
+
 // newFlagSet registers --config, one flag per settable row of the
 // server's configuration table (storing into cfg), and the Go runtime
 // knobs (storing into rt).
 func newFlagSet(cfg *server.Config, rt *runtimeConfig) *flag.FlagSet {
 	fs := flag.NewFlagSet("turnstile", flag.ContinueOnError)
+	fs.SetOutput(io.Discard) // main prints an error once, and the usage only for --help
 	fs.String("config", "", "redis.conf-style configuration file")
 	for _, p := range server.ConfigParams() {
 		if p.Settable() {
@@ -85,6 +147,8 @@ type runtimeConfig struct {
 	cpuProfile string // write a CPU profile here while running
 
 	cluster clusterFlags // a replicated node's flags (cluster.go)
+
+	ignored []server.IgnoredDirective // config file directives that have no effect here (warned about)
 }
 
 // defaultGCPercent is lower than Go's 100: almost all of the heap is
@@ -122,42 +186,49 @@ func (rt runtimeConfig) apply() []byte {
 	return nil
 }
 
-// loadConfigFile applies "name value" lines (redis.conf syntax: '#'
-// comments, quoted values) with the configuration row of that name (or its
-// flag name), else the Go runtime flag of that name.
-func loadConfigFile(path string, cfg *server.Config, fs *flag.FlagSet) error {
-	f, err := os.Open(path)
-	if err != nil {
-		return fmt.Errorf("config file: %w", err)
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	line := 0
-	for sc.Scan() {
-		line++
-		text := strings.TrimSpace(sc.Text())
-		if text == "" || strings.HasPrefix(text, "#") {
+// ignoredArgs takes out of args the options that are Redis directives
+// with no effect here ("--supervised systemd", as Debian's service file
+// passes), and returns them to be warned about like config file lines.
+func ignoredArgs(args []string) (rest []string, ignored []server.IgnoredDirective, err error) {
+	var dirs []server.ConfigDirective
+	for i := 0; i < len(args); i++ {
+		name, ok := strings.CutPrefix(args[i], "--")
+		name, value, hasValue := strings.Cut(name, "=")
+		if !ok || !server.IgnoredDirectiveName(name) {
+			rest = append(rest, args[i])
 			continue
 		}
-		name, value, _ := strings.Cut(text, " ")
-		name = strings.ToLower(name)
-		value = strings.TrimSpace(value)
-		if uq, err := strconv.Unquote(value); err == nil {
-			value = uq
+		d := server.ConfigDirective{File: "(command line)", Line: len(dirs) + 1, Text: args[i], Args: []string{strings.ToLower(name)}}
+		if hasValue {
+			d.Args = append(d.Args, value)
 		}
-		if p := server.LookupConfigParam(name); p != nil {
-			err = p.Parse(cfg, value)
-		} else if name != "config" && fs.Lookup(name) != nil { // a Go runtime knob
-			err = fs.Set(name, value)
-		} else {
-			return fmt.Errorf("config file %s:%d: unknown directive %q", path, line, name)
+		for ; !hasValue && i+1 < len(args) && !strings.HasPrefix(args[i+1], "--"); i++ {
+			d.Args = append(d.Args, args[i+1])
+			d.Text += " " + args[i+1]
 		}
-		if err != nil {
-			return fmt.Errorf("config file %s:%d: %s: %w", path, line, name, err)
-		}
+		dirs = append(dirs, d)
 	}
-	if err := sc.Err(); err != nil {
-		return fmt.Errorf("config file %s: %w", path, err)
+	var c server.Config
+	ignored, err = server.ApplyConfig(dirs, &c, nil)
+	return rest, ignored, err
+}
+
+// loadConfigFile reads the config file at path (and its includes) and
+// applies it: the server's rows, then the Go runtime knobs of this binary
+// by their flag names. It returns the directives that have no effect here,
+// for run to warn about once each.
+func loadConfigFile(path string, cfg *server.Config, fs *flag.FlagSet) ([]server.IgnoredDirective, error) {
+	dirs, err := server.ReadConfigFile(path)
+	if err != nil {
+		return nil, err
 	}
-	return nil
+	return server.ApplyConfig(dirs, cfg, func(name string, args []string) (bool, error) {
+		if name == "config" || fs.Lookup(name) == nil { // not a Go runtime or cluster knob either
+			return false, nil
+		}
+		if len(args) != 1 {
+			return true, errors.New("wrong number of arguments")
+		}
+		return true, fs.Set(name, args[0])
+	})
 }

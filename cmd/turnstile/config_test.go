@@ -112,30 +112,36 @@ func TestParseConfigDefaults(t *testing.T) {
 	}
 }
 
+// TestParseConfigFileErrors: a bad line is reported as Redis reports it,
+// with the file name and line number, and the error appears once.
 func TestParseConfigFileErrors(t *testing.T) {
 	dir := t.TempDir()
 	for conf, want := range map[string]string{
-		"proto-max-bulk-len 64 mb\n":    `:1: proto-max-bulk-len: argument must be a memory value`,
-		"# c\nmaxclients 5kb\n":         `:2: maxclients: argument couldn't be parsed into an integer`,
-		"maxmemory-policy lru\n":        `:1: maxmemory-policy: argument(s) must be one of the following`,
-		"nosuch-directive 0\n":          `:1: unknown directive "nosuch-directive"`,
-		"config other.conf\n":           `:1: unknown directive "config"`,
-		"turnstile-multi-max-bytes 0\n": `:1: turnstile-multi-max-bytes: argument must be between 1 and 9223372036854775807 inclusive`,
-		"appendonly maybe\n":            `:1: appendonly: argument must be 'yes' or 'no'`,
+		"proto-max-bulk-len 64 mb\n":     "at line 1\n>>> 'proto-max-bulk-len 64 mb'\nwrong number of arguments",
+		"# c\nmaxclients 5kb\n":          "at line 2\n>>> 'maxclients 5kb'\nargument couldn't be parsed into an integer",
+		"maxmemory-policy lru\n":         "at line 1\n>>> 'maxmemory-policy lru'\nargument(s) must be one of the following",
+		"\n\nnosuch-directive 0\n":       "at line 3\n>>> 'nosuch-directive 0'\nBad directive or wrong number of arguments",
+		"config other.conf\n":            "at line 1\n>>> 'config other.conf'\nBad directive or wrong number of arguments",
+		"turnstile-multi-max-bytes 0\n":  "turnstile-multi-max-bytes 0'\nargument must be between 1 and 9223372036854775807 inclusive",
+		"appendonly maybe\n":             "'appendonly maybe'\nargument must be 'yes' or 'no'",
+		"save 60\n":                      "'save 60'\nInvalid save parameters",
+		`port "1"x` + "\n":               "Unbalanced quotes in configuration line",
+		"gogc 1 2\n":                     "'gogc 1 2'\nwrong number of arguments",
+		"rename-command FLUSHALL \"\"\n": "rename-command is not supported",
 	} {
 		path := filepath.Join(dir, "t.conf")
 		if err := os.WriteFile(path, []byte(conf), 0o600); err != nil {
 			t.Fatal(err)
 		}
 		_, _, _, err := parseConfig([]string{"--config", path})
-		if err == nil || !strings.Contains(err.Error(), want) {
-			t.Errorf("%q: error %v, want %q", conf, err, want)
+		if err == nil || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), path) {
+			t.Errorf("%q: error %v, want %q and the file name", conf, err, want)
 		}
 	}
 	for _, args := range [][]string{
 		{"--turnstile-watch-max-keys", "0"},
 		{"--client-query-buffer-limit", "1tb"},
-		{"--hz", "0"},
+		{"--hz", "-1"},
 	} {
 		if _, _, _, err := parseConfig(args); err == nil {
 			t.Errorf("%v: expected an error", args)

@@ -21,7 +21,12 @@ import (
 // TestMain lets the test binary double as the server, so the crash test can
 // run real processes and kill them without building anything.
 func TestMain(m *testing.M) {
-	redis.SetLogger(quietLogger{}) // dial errors after a kill are expected
+	redis.SetLogger(quietLogger{})              // dial errors after a kill are expected
+	if os.Getenv("TURNSTILE_TEST_CLI") == "1" { // the binary's main (cli_test.go)
+		sigs := make(chan os.Signal, 4)
+		signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+		os.Exit(cli(strings.Split(os.Getenv("TURNSTILE_TEST_ARGS"), "\x1f"), sigs, os.Stdout, os.Stderr))
+	}
 	if os.Getenv("TURNSTILE_TEST_SERVER") == "1" {
 		args := strings.Split(os.Getenv("TURNSTILE_TEST_ARGS"), "\x1f")
 		sigs := make(chan os.Signal, 4)

@@ -20,17 +20,6 @@ import (
 	"time"
 )
 
-// freePort returns a loopback port that was free a moment ago.
-func freePort(t *testing.T) int {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port
-}
-
 // selfSigned writes a self-signed certificate for 127.0.0.1 and its key to
 // dir and returns their paths.
 func selfSigned(t *testing.T, dir string) (certFile, keyFile string) {
