@@ -180,6 +180,8 @@ func run(ctx context.Context, sigs <-chan os.Signal, args []string, logOut io.Wr
 		}
 	}
 	logStartup(logger, &cfg, lns, node != nil)
+	stopHUP := reloadOnHUP(srv, cfg.RLPolicies, logger)
+	defer stopHUP()
 	// Serve returns once the server has stopped and every connection has
 	// closed.
 	served := make(chan error, 1)

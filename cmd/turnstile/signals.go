@@ -4,7 +4,10 @@ import (
 	"errors"
 	"log/slog"
 	"os"
+	"os/signal"
 	"syscall"
+
+	"github.com/turnstile/turnstile/server"
 )
 
 // errInsist is run's error when a second SIGINT arrives while a shutdown
@@ -54,4 +57,31 @@ func signalName(sig os.Signal) string {
 		return "SIGTERM"
 	}
 	return sig.String()
+}
+
+// reloadOnHUP reads the rate-limit policy file again on each SIGHUP (when
+// one is configured), keeping the rules in force if it has a mistake. The
+// returned function stops it.
+func reloadOnHUP(srv *server.Server, path string, log *slog.Logger) func() {
+	if path == "" {
+		return func() {}
+	}
+	hups := make(chan os.Signal, 1)
+	signal.Notify(hups, syscall.SIGHUP)
+	done := make(chan struct{})
+	go func() {
+		for {
+			select {
+			case <-hups:
+				if n, err := srv.ReloadPolicies(); err != nil {
+					log.Warn("SIGHUP: the policy file was not reloaded; the rules in force stay", "err", err)
+				} else {
+					log.Info("SIGHUP: policy file reloaded", "file", path, "rules", n)
+				}
+			case <-done:
+				return
+			}
+		}
+	}()
+	return func() { signal.Stop(hups); close(done) }
 }
