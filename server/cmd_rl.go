@@ -191,6 +191,9 @@ func rlApply(x *Ctx, key []byte, req rlRequest) (ratelimit.Decision, bool) {
 	}
 	st.Rule = req.rule
 	d, next := ratelimit.Decide(st, x.now, req.cost)
+	if !req.peek {
+		x.s.stats.decided(x.cmd, d.Allowed)
+	}
 	if !d.Allowed || req.peek {
 		return d, true
 	}

@@ -150,6 +150,7 @@ func cmdRLCheck(x *Ctx) {
 				Str: x.opBytes(ratelimit.AppendState(make([]byte, 0, 64), c.next)), Exp: x.now + c.d.ResetAfter})
 		}
 	}
+	x.s.stats.decided(x.cmd, denier < 0)
 	x.w.Array(4)
 	if denier < 0 {
 		x.w.Int(1)

@@ -96,6 +96,7 @@ func cmdRLAcquire(x *Ctx) {
 	}
 	st.Rule = ratelimit.Rule{Limit: limit, Period: leasePeriod}
 	d, next, id := st.Rule.Acquire(st.Lease, x.now, ttl, cost)
+	x.s.stats.decided(x.cmd, d.Allowed)
 	if d.Allowed {
 		st.Lease = next
 		storeRL(x, ref, key, found, st, d.ResetAfter)
@@ -185,6 +186,7 @@ func cmdRLBorrow(x *Ctx) {
 	}
 	st.Rule = req.rule
 	d, next, granted := st.Rule.Borrow(st.GCRA, x.now, n)
+	x.s.stats.decided(x.cmd, granted > 0)
 	if granted > 0 {
 		st.GCRA = next
 		storeRL(x, ref, key, found, st, d.ResetAfter)

@@ -64,6 +64,7 @@ func cmdThrottle(x *Ctx) {
 		return
 	}
 	r := gcra.Decide(tat, found, x.now, q, nums[3])
+	x.s.stats.decided(x.cmd, !r.Limited)
 	switch r.Action {
 	case gcra.Store:
 		x.set(ref, key, shards.IntEntry(r.NewTAT, r.NewTAT))

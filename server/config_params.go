@@ -190,6 +190,9 @@ var configTable = []*ConfigParam{
 		func(c *Config) *bool { return &c.NativeScripts }, yesNoCodec).
 		mutable(func(s *Server) string { return map[bool]string{true: "no", false: "yes"}[s.scripts.noNative.Load()] },
 			func(s *Server, c *Config) { s.scripts.noNative.Store(!c.NativeScripts) }),
+	row("turnstile-metrics-addr", "serve Prometheus metrics at http://HOST:PORT/metrics (\"\": none)",
+		func(c *Config) *string { return &c.MetricsAddr }, stringCodec).
+		flag("metrics-addr"),
 	row("turnstile-hotkeys", "yes|no: count limiter calls per key for RL.HOTKEYS",
 		func(c *Config) *bool { return &c.HotKeys }, yesNoCodec).
 		mutable(func(s *Server) string { return yesNo(s.hot.on.Load()) },

@@ -133,6 +133,7 @@ var configCases = map[string]struct {
 		bad: [][2]string{{"-1", "between 0 and"}, {"5s", "integer"}}},
 	"lua-time-limit": {good: [][2]string{{"2000", "2000"}},
 		bad: [][2]string{{"x", "integer"}}},
+	"turnstile-metrics-addr": {good: [][2]string{{"", ""}}},
 	"turnstile-hotkeys": {good: [][2]string{{"no", "no"}, {"yes", "yes"}},
 		bad: [][2]string{{"1", "'yes' or 'no'"}}},
 	"turnstile-native-scripts": {good: [][2]string{{"no", "no"}, {"yes", "yes"}},

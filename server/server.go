@@ -84,6 +84,9 @@ type Config struct {
 	// HotKeys counts limiter calls per key for RL.HOTKEYS
 	// ("turnstile-hotkeys").
 	HotKeys bool
+	// MetricsAddr is where Prometheus metrics are served, HOST:PORT
+	// ("turnstile-metrics-addr"; "": nowhere).
+	MetricsAddr string
 
 	// Memory limit (maxmemory.go): bytes (0: none), what happens at it,
 	// keys sampled per eviction, and the LFU counter's parameters.
@@ -219,6 +222,7 @@ type Server struct {
 	clientMem   clientMem                          // client buffer bytes (clientmem.go)
 	rl          rlPolicies                         // RL.CHECK's named rules (rlpolicy.go)
 	hot         hotState                           // hot limiter keys (hotkeys.go)
+	metricsAddr atomic.Value                       // string: where /metrics is served (metrics.go)
 
 	protectedMode atomic.Bool // protected.go
 	tls           tlsState    // tls.go
@@ -404,6 +408,13 @@ func (s *Server) Serve(ctx context.Context, lns ...net.Listener) error {
 		s.loadErr.Store(&err) // finish reports it and writes no snapshot
 		s.Close()
 		return s.finish()
+	}
+	if s.cfg.MetricsAddr != "" {
+		if err := s.serveMetrics(s.cfg.MetricsAddr); err != nil {
+			s.loadErr.Store(&err)
+			s.Close()
+			return s.finish()
+		}
 	}
 
 	// Load in the background while accepting: clients get LOADING until

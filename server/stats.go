@@ -20,6 +20,24 @@ type stats struct {
 	expiredBase         atomic.Int64 // expired keys counted by shards at the last reset
 	evictedBase         atomic.Int64 // evicted keys counted by shards at the last reset
 	cmds                []cmdStat    // indexed by Command.ID()
+	limits              []limitStat  // limiter decisions, indexed by Command.ID()
+}
+
+// limitStat counts the decisions of a limiter command (CL.THROTTLE,
+// RL.*), for the metrics: allowed and denied requests.
+type limitStat struct {
+	allowed, denied atomic.Int64
+	_               [48]byte // keep different commands' counters apart
+}
+
+// decided counts a limiter decision of cmd.
+func (st *stats) decided(cmd *Command, allowed bool) {
+	ls := &st.limits[cmd.ID()]
+	if allowed {
+		ls.allowed.Add(1)
+	} else {
+		ls.denied.Add(1)
+	}
 }
 
 // cmdStat counts one command (subcommands have their own). As Redis 7:
@@ -34,7 +52,10 @@ type cmdStat struct {
 	_        [32]byte // keep hot counters of different commands apart
 }
 
-func (st *stats) init(t *Table) { st.cmds = make([]cmdStat, len(t.All())) }
+func (st *stats) init(t *Table) {
+	st.cmds = make([]cmdStat, len(t.All()))
+	st.limits = make([]limitStat, len(t.All()))
+}
 
 // record counts a call of cmd that ran, and whether its reply was an error.
 func (st *stats) record(cmd *Command, usec int64, failed bool) {
