@@ -17,7 +17,7 @@ func commandSubcommands() []*Command {
 		{Name: "list", Arity: -2, Flags: f, Args: "[FILTERBY <MODULE module-name|ACLCAT category|PATTERN pattern>]", Summary: "Returns a list of command names.", Since: "7.0.0", Handler: commandList},
 		{Name: "info", Arity: -2, Flags: f, Args: "[<command-name> ...]", Summary: "Returns information about one, multiple or all commands.", Since: "2.8.13", Handler: commandInfo},
 		{Name: "docs", Arity: -2, Flags: f, Args: "[<command-name> ...]", Summary: "Returns documentary information about one, multiple or all commands.", Since: "7.0.0", Handler: commandDocs},
-		{Name: "getkeys", Arity: -3, Flags: f, Args: "<command> [<arg> ...]", Summary: "Extracts the key names from an arbitrary command.", Since: "2.8.13", Handler: commandGetKeys},
+		{Name: "getkeys", Arity: -4, Flags: f, Args: "<command> [<arg> ...]", Summary: "Extracts the key names from an arbitrary command.", Since: "2.8.13", Handler: commandGetKeys},
 		{Name: "help", Arity: 2, Flags: f, Summary: "Returns helpful text about the different subcommands.", Since: "5.0.0", Handler: subcommandHelp},
 	}
 }
@@ -65,9 +65,9 @@ func commandList(x *Ctx) {
 	keep := func(*Command) bool { return true }
 	switch {
 	case len(x.args) == 2:
-	case len(x.args) == 5 && strings.EqualFold(string(x.args[2]), "filterby"):
+	case len(x.args) == 5 && isKeyword(x.args[2], "filterby"):
 		arg := x.args[4]
-		switch strings.ToLower(string(x.args[3])) {
+		switch keyword(x.args[3]) {
 		case "pattern":
 			keep = func(c *Command) bool { return globMatch(arg, []byte(c.FullName()), true) }
 		case "aclcat":
@@ -248,35 +248,37 @@ func commandDocs(x *Ctx) {
 	}
 }
 
-// commandGetKeys implements COMMAND GETKEYS cmd args... from the key spec.
+// commandGetKeys implements COMMAND GETKEYS cmd args... from the key
+// spec, with Redis's checks in Redis's order: the command (or its
+// subcommand) exists, has keys at all, fits its arity, and its keys can be
+// found in args (a script's keys may be none: an empty reply).
 func commandGetKeys(x *Ctx) {
-	if len(x.args) < 4 { // Redis wants the command and at least one argument
-		x.w.Error(arityError("command|getkeys"))
-		return
-	}
 	args := x.args[2:]
 	c := x.s.table.Lookup(args[0])
-	if c == nil {
+	if c != nil && len(c.Subs) > 0 && len(args) >= 2 {
+		c = c.Sub(args[1]) // a container's form without a subcommand is the container
+	}
+	switch {
+	case c == nil:
 		x.w.Error("ERR Invalid command specified")
 		return
-	}
-	if sub := c.Sub(args[1]); sub != nil {
-		c = sub
-	}
-	if !c.CheckArity(len(args)) {
+	case c.FirstKey == 0 && c.Locks == nil:
+		x.w.Error("ERR The command has no key arguments")
+		return
+	case !c.CheckArity(len(args)):
 		x.w.Error("ERR Invalid number of arguments specified for command")
 		return
 	}
 	var keys [][]byte
-	if c.Locks != nil { // irregular key positions (COPY, SINTERCARD)
+	if c.Locks != nil { // irregular key positions (COPY, SINTERCARD, EVAL)
 		c.Locks(args, 0, x.s.numDBs(), func(_ int, k []byte) { keys = append(keys, k) })
 	} else {
 		for _, p := range c.KeyPositions(args, nil) {
 			keys = append(keys, args[p])
 		}
 	}
-	if len(keys) == 0 {
-		x.w.Error("ERR The command has no key arguments")
+	if len(keys) == 0 && !c.Has(command.Scripting) { // scripts need not declare keys
+		x.w.Error("ERR Invalid arguments specified for command")
 		return
 	}
 	x.w.Array(len(keys))

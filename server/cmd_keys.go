@@ -70,20 +70,6 @@ const (
 	// Turnstile's own: see cmdCopy.
 )
 
-// isKeyword reports whether arg equals the lower-case ASCII word kw,
-// ignoring ASCII case only (as Redis's strcasecmp does).
-func isKeyword(arg []byte, kw string) bool {
-	if len(arg) != len(kw) {
-		return false
-	}
-	for i := 0; i < len(arg); i++ {
-		if lower(arg[i]) != kw[i] {
-			return false
-		}
-	}
-	return true
-}
-
 // cmdDel is DEL and UNLINK: the number of keys removed. A key named twice
 // counts once; an expired key does not count.
 func cmdDel(x *Ctx) {
@@ -258,7 +244,7 @@ func expireGeneric(x *Ctx, unit int64, abs bool) {
 		case isKeyword(a, "lt"):
 			flags |= expLT
 		default:
-			x.w.Error("ERR Unsupported option " + string(a))
+			x.w.Error("ERR Unsupported option " + cstring(a))
 			return
 		}
 	}

@@ -327,9 +327,9 @@ func cmdLInsert(x *Ctx) {
 	args := x.args
 	var after bool
 	switch {
-	case bytes.EqualFold(args[2], []byte("after")):
+	case isKeyword(args[2], "after"):
 		after = true
-	case bytes.EqualFold(args[2], []byte("before")):
+	case isKeyword(args[2], "before"):
 	default:
 		x.w.Error(errSyntax)
 		return
@@ -365,7 +365,7 @@ func cmdLPos(x *Ctx) {
 		more := j+1 < len(args)
 		opt := args[j]
 		switch {
-		case more && bytes.EqualFold(opt, []byte("rank")):
+		case more && isKeyword(opt, "rank"):
 			j++
 			n, ok := resp.ParseInt(args[j])
 			if !ok {
@@ -377,7 +377,7 @@ func cmdLPos(x *Ctx) {
 				return
 			}
 			rank = n
-		case more && bytes.EqualFold(opt, []byte("count")):
+		case more && isKeyword(opt, "count"):
 			j++
 			n, ok := resp.ParseInt(args[j])
 			if !ok || n < 0 {
@@ -385,7 +385,7 @@ func cmdLPos(x *Ctx) {
 				return
 			}
 			count = n
-		case more && bytes.EqualFold(opt, []byte("maxlen")):
+		case more && isKeyword(opt, "maxlen"):
 			j++
 			n, ok := resp.ParseInt(args[j])
 			if !ok || n < 0 {
@@ -492,9 +492,9 @@ func moveList(x *Ctx, src, dst []byte, l *coll.List, fromLeft, toLeft bool) {
 // side reads LEFT or RIGHT (true for LEFT).
 func side(b []byte) (left, ok bool) {
 	switch {
-	case bytes.EqualFold(b, []byte("left")):
+	case isKeyword(b, "left"):
 		return true, true
-	case bytes.EqualFold(b, []byte("right")):
+	case isKeyword(b, "right"):
 		return false, true
 	}
 	return false, false

@@ -193,7 +193,7 @@ func cmdScriptExists(x *Ctx) {
 }
 
 func cmdScriptFlush(x *Ctx) {
-	if len(x.args) > 3 || len(x.args) == 3 && !strings.EqualFold(string(x.args[2]), "async") && !strings.EqualFold(string(x.args[2]), "sync") {
+	if len(x.args) > 3 || len(x.args) == 3 && !isKeyword(x.args[2], "async") && !isKeyword(x.args[2], "sync") {
 		x.w.Error("ERR SCRIPT FLUSH only support SYNC|ASYNC option")
 		return
 	}

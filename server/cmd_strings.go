@@ -1,7 +1,6 @@
 package server
 
 import (
-	"bytes"
 	"math"
 	"math/big"
 
@@ -132,10 +131,14 @@ func expireArg(x *Ctx, arg []byte, unit int64, abs bool) (int64, bool) {
 
 // storeString stores value under key with expiry exp (0: none). An expiry
 // at or before now deletes the key instead: a key is never stored dead.
-// value must be owned by the keyspace (not a request buffer).
+// value must be owned by the keyspace (not a request buffer). Either way
+// the key's watchers see a change, as in Redis (which stores, then
+// deletes).
 func storeString(x *Ctx, key []byte, e shards.Entry) {
 	if e.Exp != 0 && e.Exp <= x.now {
-		x.del(key)
+		if !x.del(key) {
+			x.signal(key)
+		}
 		return
 	}
 	x.put(key, e)
@@ -157,15 +160,6 @@ const (
 
 	optExpire = optEX | optPX | optEXAT | optPXAT
 )
-
-// optIs reports whether arg names option name (lower case). Like Redis,
-// which compares C strings, it ignores anything from a NUL byte on.
-func optIs(arg []byte, name string) bool {
-	if i := bytes.IndexByte(arg, 0); i >= 0 {
-		arg = arg[:i]
-	}
-	return len(arg) == len(name) && bytes.EqualFold(arg, []byte(name))
-}
 
 // setOptions holds parsed SET/GETEX options.
 type setOptions struct {

@@ -101,6 +101,17 @@ func (x *Ctx) del(key []byte) bool {
 	return true
 }
 
+// signal marks the WATCHes of key in the selected database broken, and
+// tells tracking clients of a change, without changing the key: a write
+// that leaves nothing behind (SET ... PXAT in the past on a missing key)
+// is still a modification in Redis. No effect is logged.
+func (x *Ctx) signal(key []byte) {
+	x.selected(key).Signal(key)
+	if x.s.hooks.Load() != 0 {
+		x.noteChange(persistence.OpDel, x.c.db, key)
+	}
+}
+
 // watch registers the client's WATCH of key in the selected database and
 // returns the key's expiry (0: none, or no such key).
 func (x *Ctx) watch(key []byte, w *shards.Watch) int64 {

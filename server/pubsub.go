@@ -273,7 +273,7 @@ func encodePush(p3 bool, fn func(w *resp.Writer)) []byte {
 // pubsubChannels implements PUBSUB CHANNELS [pattern].
 func pubsubChannels(x *Ctx) {
 	if len(x.args) > 3 {
-		x.w.Error("ERR unknown subcommand or wrong number of arguments for '" + string(x.args[1]) + "'. Try PUBSUB HELP.")
+		x.w.Error("ERR unknown subcommand or wrong number of arguments for '" + cstring(x.args[1]) + "'. Try PUBSUB HELP.")
 		return
 	}
 	var pat []byte
@@ -320,7 +320,7 @@ func pubsubNumpat(x *Ctx) {
 // Shard channels (SSUBSCRIBE) are not supported: none ever exists.
 func pubsubShardChannels(x *Ctx) {
 	if len(x.args) > 3 {
-		x.w.Error("ERR unknown subcommand or wrong number of arguments for '" + string(x.args[1]) + "'. Try PUBSUB HELP.")
+		x.w.Error("ERR unknown subcommand or wrong number of arguments for '" + cstring(x.args[1]) + "'. Try PUBSUB HELP.")
 		return
 	}
 	x.w.Array(0)
