@@ -137,6 +137,39 @@ func (x *Ctx) flushDB(db int) {
 	x.record(persistence.Effect{Op: persistence.OpFlushDB, DB: db})
 }
 
+// swapDB exchanges the contents of databases a and b: both are flushed,
+// then each gets the other's live keys (values, expiries). Through
+// flushDB and putDB the log gets effects it can replay, WATCHes of a key
+// that existed in either database break (as in Redis), and blocked and
+// tracking clients hear of the changes. The execution holds every shard
+// (SWAPDB is flagged Write|Keyspace). A key's string bytes stay valid
+// after the flush: a flushed table drops its arena, it does not reuse it.
+func (x *Ctx) swapDB(a, b int) {
+	if lockCheck && !x.ex.locks.all {
+		panic("lockcheck: " + x.cmd.FullName() + " swaps without holding every shard")
+	}
+	if a == b {
+		return
+	}
+	collect := func(db int) []dbEntry {
+		var out []dbEntry
+		x.s.dbs[db].ForEach(x.now, true, func(k string, e shards.Entry) bool {
+			out = append(out, dbEntry{key: []byte(k), e: e})
+			return true
+		})
+		return out
+	}
+	inA, inB := collect(a), collect(b)
+	x.flushDB(a)
+	x.flushDB(b)
+	for _, kv := range inB {
+		x.putDB(a, kv.key, kv.e)
+	}
+	for _, kv := range inA {
+		x.putDB(b, kv.key, kv.e)
+	}
+}
+
 // Keyspace-wide reads of the selected database. They lock one shard at a
 // time, unless the execution already holds every shard (an EXEC with a
 // keyspace-wide command), and make the reply wait for everything appended
