@@ -247,7 +247,7 @@ func New(cfg Config) (*Server, error) {
 		connectionCommands(), serverCommands(), transactionCommands(),
 		stringCommands(), keyCommands(), objectCommands(), throttleCommands(), persistCommands(),
 		setCommands(), hashCommands(), zsetCommands(), listCommands(), blockingCommands(), streamCommands(),
-		pubsubCommands(), scriptingCommands(), raftCommands(), dbCommands(),
+		pubsubCommands(), scriptingCommands(), raftCommands(), dbCommands(), dumpCommands(),
 		cfg.extraCommands,
 	)
 	s.blocked.init(s.dbs)
