@@ -61,20 +61,23 @@ func objectEncoding(x *Ctx) {
 	if !ok {
 		return
 	}
+	x.w.BulkString(encodingName(e))
+}
+
+// encodingName is the name OBJECT ENCODING reports for an entry.
+func encodingName(e shards.Entry) string {
 	switch e.Kind {
 	case shards.KindInt:
-		x.w.BulkString("int")
+		return "int"
 	case shards.KindBytes:
 		// Redis also turns a short string "raw" once APPEND or SETRANGE
 		// changed it; Turnstile does not keep that history.
 		if len(e.Str) <= embstrMax {
-			x.w.BulkString("embstr")
-		} else {
-			x.w.BulkString("raw")
+			return "embstr"
 		}
-	default:
-		x.w.BulkString(e.Obj.(coll.Value).Encoding())
+		return "raw"
 	}
+	return e.Obj.(coll.Value).Encoding()
 }
 
 // sharedIntegers: Redis shares one object for each integer below this, and

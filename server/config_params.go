@@ -136,6 +136,8 @@ var configTable = []*ConfigParam{
 		func(c *Config) *bool { return &c.NativeScripts }, yesNoCodec).
 		mutable(func(s *Server) string { return map[bool]string{true: "no", false: "yes"}[s.scripts.noNative.Load()] },
 			func(s *Server, c *Config) { s.scripts.noNative.Store(!c.NativeScripts) }),
+	row("enable-debug-command", "no|yes|local: who may run DEBUG (local: loopback clients)",
+		func(c *Config) *string { return &c.EnableDebugCommand }, enumCodec("no", "yes", "local")),
 	row("turnstile-watch-max-keys", "most keys one connection may WATCH",
 		func(c *Config) *int { return &c.MaxWatchedKeys }, integer[int](1, math.MaxInt32)),
 	row("turnstile-multi-max-commands", "most commands one MULTI may queue",
@@ -266,6 +268,21 @@ func rangeError(lo, hi int64) error {
 
 func oneOfError(names ...string) error {
 	return configError("argument(s) must be one of the following: " + strings.Join(names, ", "))
+}
+
+// enumCodec is one of names, in any case; CONFIG GET prints it lower case.
+func enumCodec(names ...string) codec[string] {
+	return codec[string]{
+		parse: func(v string) (string, error) {
+			for _, n := range names {
+				if strings.EqualFold(v, n) {
+					return n, nil
+				}
+			}
+			return "", oneOfError(names...)
+		},
+		format: func(v string) string { return v },
+	}
 }
 
 // codec parses and formats the values of one type.

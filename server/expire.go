@@ -33,6 +33,10 @@ func (s *Server) expireLoop() {
 		case <-t.C:
 		}
 		s.setAccessClocks()
+		if s.debug.noActiveExpire.Load() { // DEBUG SET-ACTIVE-EXPIRE 0
+			t.Reset(period)
+			continue
+		}
 		start := time.Now()
 		next := period
 		if e.slice(s, start) {

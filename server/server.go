@@ -57,6 +57,9 @@ type Config struct {
 	// NativeScripts runs the known limiter scripts (script.Natives) in Go
 	// instead of Lua ("turnstile-native-scripts").
 	NativeScripts bool
+	// EnableDebugCommand is "no", "yes" or "local" (loopback clients
+	// only): who may run DEBUG (redis "enable-debug-command").
+	EnableDebugCommand string
 
 	// Memory limit (maxmemory.go): bytes (0: none), what happens at it,
 	// keys sampled per eviction, and the LFU counter's parameters.
@@ -111,6 +114,7 @@ func DefaultConfig() Config {
 
 		BusyReplyThreshold: 5000,
 		NativeScripts:      true,
+		EnableDebugCommand: "no",
 
 		MaxMemoryPolicy:  "noeviction",
 		MaxMemorySamples: 5,
@@ -189,6 +193,7 @@ type Server struct {
 	// while it is not 0 (its one atomic load).
 	hooks   atomic.Int32
 	scripts scripting             // Lua scripts (scripting.go)
+	debug   debugState            // what DEBUG changed (cmd_debug.go)
 	loadErr atomic.Pointer[error] // why loading failed, if it did
 	ready   chan struct{}         // closed once the dataset is loaded
 	stopped chan struct{}         // closed once Serve has shut everything down
@@ -247,7 +252,7 @@ func New(cfg Config) (*Server, error) {
 		connectionCommands(), serverCommands(), transactionCommands(),
 		stringCommands(), keyCommands(), objectCommands(), throttleCommands(), persistCommands(),
 		setCommands(), hashCommands(), zsetCommands(), listCommands(), blockingCommands(), streamCommands(),
-		pubsubCommands(), scriptingCommands(), raftCommands(), dbCommands(), dumpCommands(),
+		pubsubCommands(), scriptingCommands(), raftCommands(), dbCommands(), dumpCommands(), debugCommands(),
 		cfg.extraCommands,
 	)
 	s.blocked.init(s.dbs)
