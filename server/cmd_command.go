@@ -221,8 +221,9 @@ func writeKeySpecs(w *resp.Writer, c *Command) {
 	w.Int(0)
 }
 
-// commandDocs implements COMMAND DOCS [name...]: a map from name to its
-// summary, since, group and complexity.
+// commandDocs implements COMMAND DOCS [name...]: a map from each
+// command's name to its documentation (unknown names are left out), in
+// Redis 7's shape (a flat array in RESP2).
 func commandDocs(x *Ctx) {
 	t := x.s.table
 	var cmds []*Command
@@ -238,13 +239,100 @@ func commandDocs(x *Ctx) {
 	x.w.Map(len(cmds))
 	for _, c := range cmds {
 		x.w.BulkString(c.FullName())
-		x.w.Map(3)
-		x.w.BulkString("summary")
-		x.w.BulkString(c.Summary)
-		x.w.BulkString("since")
-		x.w.BulkString(c.Since)
-		x.w.BulkString("group")
-		x.w.BulkString(groupOf(c))
+		writeCommandDoc(x.w, c)
+	}
+}
+
+// writeCommandDoc writes one command's documentation map: summary, since,
+// group, complexity, then arguments and subcommands when it has them.
+func writeCommandDoc(w *resp.Writer, c *Command) {
+	n := 3
+	if c.Complexity != "" {
+		n++
+	}
+	args := c.Arguments()
+	if len(args) > 0 {
+		n++
+	}
+	if len(c.Subs) > 0 {
+		n++
+	}
+	w.Map(n)
+	w.BulkString("summary")
+	w.BulkString(c.Summary)
+	w.BulkString("since")
+	w.BulkString(c.Since)
+	w.BulkString("group")
+	w.BulkString(groupOf(c))
+	if c.Complexity != "" {
+		w.BulkString("complexity")
+		w.BulkString(c.Complexity)
+	}
+	if len(args) > 0 {
+		w.BulkString("arguments")
+		writeDocArgs(w, args)
+	}
+	if len(c.Subs) > 0 {
+		w.BulkString("subcommands")
+		w.Map(len(c.Subs))
+		for _, sub := range c.Subs {
+			w.BulkString(sub.FullName())
+			writeCommandDoc(w, sub)
+		}
+	}
+}
+
+// writeDocArgs writes an argument tree as Redis does: per argument a map
+// of name, type, key_spec_index (keys; the one range spec COMMAND INFO
+// reports), token, since, flags and nested arguments, the optional fields
+// only when set.
+func writeDocArgs(w *resp.Writer, args []command.Arg) {
+	w.Array(len(args))
+	for _, a := range args {
+		n := 2
+		if a.Type == "key" {
+			n++
+		}
+		for _, set := range []bool{a.Token != "", a.Since != "", a.Optional || a.Multiple, len(a.Args) > 0} {
+			if set {
+				n++
+			}
+		}
+		w.Map(n)
+		w.BulkString("name")
+		w.BulkString(a.Name)
+		w.BulkString("type")
+		w.BulkString(a.Type)
+		if a.Type == "key" {
+			w.BulkString("key_spec_index")
+			w.Int(0)
+		}
+		if a.Token != "" {
+			w.BulkString("token")
+			w.BulkString(a.Token)
+		}
+		if a.Since != "" {
+			w.BulkString("since")
+			w.BulkString(a.Since)
+		}
+		if a.Optional || a.Multiple {
+			var flags []string
+			if a.Optional {
+				flags = append(flags, "optional")
+			}
+			if a.Multiple {
+				flags = append(flags, "multiple")
+			}
+			w.BulkString("flags")
+			w.Set(len(flags))
+			for _, f := range flags {
+				w.Status(f)
+			}
+		}
+		if len(a.Args) > 0 {
+			w.BulkString("arguments")
+			writeDocArgs(w, a.Args)
+		}
 	}
 }
 
