@@ -359,7 +359,7 @@ func commandGetKeys(x *Ctx) {
 		return
 	}
 	var keys [][]byte
-	if c.Locks != nil { // irregular key positions (COPY, SINTERCARD, EVAL)
+	if c.FirstKey == 0 { // movable keys, found by Locks (SINTERCARD, LMPOP, EVAL)
 		c.Locks(args, 0, x.s.numDBs(), func(_ int, k []byte) { keys = append(keys, k) })
 	} else {
 		for _, p := range c.KeyPositions(args, nil) {

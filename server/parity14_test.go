@@ -68,6 +68,7 @@ func TestCommandGetKeysChecks(t *testing.T) {
 		{[]string{"COMMAND", "GETKEYS", "eval", "return 1", "2", "a"}, "*0\r\n"},
 		{[]string{"COMMAND", "GETKEYS", "object", "encoding", "k"}, "*1\r\n$1\r\nk\r\n"},
 		{[]string{"COMMAND", "GETKEYS", "mset", "a", "1", "b", "2"}, "*2\r\n$1\r\na\r\n$1\r\nb\r\n"},
+		{[]string{"COMMAND", "GETKEYS", "move", "k", "5"}, "*1\r\n$1\r\nk\r\n"},
 	})
 	info := r.do("COMMAND", "INFO", "command|getkeys")
 	if want := "*1\r\n*10\r\n$15\r\ncommand|getkeys\r\n:-4\r\n"; len(info) < len(want) || info[:len(want)] != want {
