@@ -224,10 +224,13 @@ func backlenSize(n uint64) int {
 // others copy (control>>5)+2 bytes (7 means one more length byte follows)
 // from an offset back in the output.
 func lzfDecompress(in []byte, ulen uint64) ([]byte, error) {
-	if ulen > uint64(len(in))*300+64 { // LZF cannot expand more than that
+	// One 3-byte back reference yields at most 264 bytes: a length past
+	// 88 times the input is a lie, and is not allocated up front either
+	// (the output grows as it is produced).
+	if ulen > uint64(len(in))*88+64 {
 		return nil, errors.New("bad LZF length")
 	}
-	out := make([]byte, 0, ulen)
+	out := make([]byte, 0, min(ulen, uint64(len(in))*4+64))
 	for i := 0; i < len(in); {
 		ctrl := int(in[i])
 		i++

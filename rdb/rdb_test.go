@@ -117,7 +117,9 @@ func TestDecodeRejects(t *testing.T) {
 	var e Encoder
 	e.b = []byte{typeSet, 2, 1, 'a', 1, 'a'} // a member twice
 	for name, p := range map[string][]byte{"duplicate": e.Finish(), "empty set": (&Encoder{b: []byte{typeSet, 0}}).Finish(),
-		"unknown type": (&Encoder{b: []byte{99}}).Finish(), "truncated": (&Encoder{b: []byte{typeString, 5, 'a'}}).Finish()} {
+		"unknown type":        (&Encoder{b: []byte{99}}).Finish(),
+		"LZF claiming 2 GiB":  (&Encoder{b: []byte{typeString, 0xc3, 2, 0x80, 0x80, 0, 0, 0, 0, 'a'}}).Finish(),
+		"set of 2^32 members": (&Encoder{b: []byte{typeSet, 0x80, 0xff, 0xff, 0xff, 0xff, 1, 'a'}}).Finish(), "truncated": (&Encoder{b: []byte{typeString, 5, 'a'}}).Finish()} {
 		if _, err := Decode(p); !errors.Is(err, ErrFormat) {
 			t.Errorf("%s: %v, want ErrFormat", name, err)
 		}
