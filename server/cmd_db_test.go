@@ -1,6 +1,10 @@
 package server
 
-import "testing"
+import (
+	"strings"
+	"testing"
+	"time"
+)
 
 // TestMoveSwapDBWait: MOVE, SWAPDB and WAIT answer as Redis 7.0.15 does
 // (replies and errors in Redis's order), and SWAPDB breaks the WATCH of a
@@ -62,4 +66,28 @@ func TestMoveSwapDBReplay(t *testing.T) {
 	r.expect("+OK\r\n", "SELECT", "2")
 	r.expect("$1\r\n1\r\n", "GET", "a")
 	r.expect(":1\r\n", "DBSIZE")
+}
+
+// TestSwapDBWakesBlockedClient: a client blocked on a key of database 0
+// is served when SWAPDB brings in a database where the key exists, as in
+// Redis.
+func TestSwapDBWakesBlockedClient(t *testing.T) {
+	_, addr, _ := newTestServer(t)
+	blocked, other := dialRaw(t, addr), dialRaw(t, addr)
+	blocked.send(encodeCommand("BLPOP", "l", "5"))
+	deadline := time.Now().Add(5 * time.Second)
+	for !strings.Contains(other.do("INFO", "clients"), "\r\nblocked_clients:1\r\n") {
+		if time.Now().After(deadline) {
+			t.Fatal("BLPOP did not block")
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+	runParityCases(t, other, []parityCase{
+		{[]string{"SELECT", "1"}, "+OK\r\n"},
+		{[]string{"RPUSH", "l", "x"}, ":1\r\n"},
+		{[]string{"SWAPDB", "0", "1"}, "+OK\r\n"},
+	})
+	if got := blocked.readReply(); got != "*2\r\n$1\r\nl\r\n$1\r\nx\r\n" {
+		t.Fatalf("BLPOP after SWAPDB: %q", got)
+	}
 }
