@@ -92,7 +92,12 @@ type Command[H any] struct {
 	Group    string
 	Summary  string
 	Since    string
-	Handler  H
+	// Complexity and Docs are what COMMAND DOCS reports besides the
+	// summary: the time complexity, and the arguments in ParseArgs's
+	// compact form ("" for a row not described yet: no arguments field).
+	Complexity string
+	Docs       string
+	Handler    H
 	// Locks, when set, names the keys to lock instead of the key positions:
 	// for commands that reach into another database (COPY ... DB n).
 	Locks func(args [][]byte, db, ndb int, add func(db int, key []byte))
@@ -112,6 +117,7 @@ type Command[H any] struct {
 	// imply (see Categories); NotCats are implied ones it does not have.
 	Cats, NotCats Category
 
+	args     []Arg  // Docs, parsed by New
 	fullName string // "config|get" for a subcommand, else Name
 	parent   *Command[H]
 	id       int
@@ -201,6 +207,10 @@ func (c *Command[H]) KeyAccessFor(args [][]byte, i int) KeyAccess {
 	return c.KeyAccessAt(i)
 }
 
+// Arguments returns the row's argument tree (from Docs), nil if it has
+// none described.
+func (c *Command[H]) Arguments() []Arg { return c.args }
+
 // FlagNames returns the flag names COMMAND reports.
 func (c *Command[H]) FlagNames() []string {
 	var out []string
@@ -279,6 +289,13 @@ func (t *Table[H]) check(c *Command[H], valid func(H) bool) {
 		panic(fmt.Sprintf("command table: %q has neither a handler nor subcommands", c.Name))
 	case c.FirstKey > 0 && c.Step <= 0:
 		panic(fmt.Sprintf("command table: %q has keys but no step", c.Name))
+	}
+	if c.Docs != "" {
+		args, err := ParseArgs(c.Docs)
+		if err != nil {
+			panic(fmt.Sprintf("command table: %q: %v", c.Name, err))
+		}
+		c.args = args
 	}
 }
 

@@ -13,12 +13,12 @@ import (
 func commandSubcommands() []*Command {
 	const f = command.Loading | command.Stale
 	return []*Command{
-		{Name: "count", Arity: 2, Flags: f, Cats: command.CatConnection, Summary: "Returns a count of commands.", Since: "2.8.13", Handler: commandCount},
-		{Name: "list", Arity: -2, Flags: f, Cats: command.CatConnection, Args: "[FILTERBY <MODULE module-name|ACLCAT category|PATTERN pattern>]", Summary: "Returns a list of command names.", Since: "7.0.0", Handler: commandList},
-		{Name: "info", Arity: -2, Flags: f, Cats: command.CatConnection, Args: "[<command-name> ...]", Summary: "Returns information about one, multiple or all commands.", Since: "2.8.13", Handler: commandInfo},
-		{Name: "docs", Arity: -2, Flags: f, Cats: command.CatConnection, Args: "[<command-name> ...]", Summary: "Returns documentary information about one, multiple or all commands.", Since: "7.0.0", Handler: commandDocs},
-		{Name: "getkeys", Arity: -3, Flags: f, Cats: command.CatConnection, Args: "<command> [<arg> ...]", Summary: "Extracts the key names from an arbitrary command.", Since: "2.8.13", Handler: commandGetKeys},
-		{Name: "help", Arity: 2, Flags: f, Cats: command.CatConnection, Summary: "Returns helpful text about the different subcommands.", Since: "5.0.0", Handler: subcommandHelp},
+		{Name: "count", Cats: command.CatConnection, Arity: 2, Flags: f, Summary: "Returns a count of commands.", Since: "2.8.13", Handler: commandCount},
+		{Name: "list", Cats: command.CatConnection, Arity: -2, Flags: f, Args: "[FILTERBY <MODULE module-name|ACLCAT category|PATTERN pattern>]", Summary: "Returns a list of command names.", Since: "7.0.0", Handler: commandList},
+		{Name: "info", Cats: command.CatConnection, Arity: -2, Flags: f, Args: "[<command-name> ...]", Summary: "Returns information about one, multiple or all commands.", Since: "2.8.13", Handler: commandInfo},
+		{Name: "docs", Cats: command.CatConnection, Arity: -2, Flags: f, Args: "[<command-name> ...]", Summary: "Returns documentary information about one, multiple or all commands.", Since: "7.0.0", Handler: commandDocs},
+		{Name: "getkeys", Cats: command.CatConnection, Arity: -4, Flags: f, Args: "<command> [<arg> ...]", Summary: "Extracts the key names from an arbitrary command.", Since: "2.8.13", Handler: commandGetKeys},
+		{Name: "help", Cats: command.CatConnection, Arity: 2, Flags: f, Summary: "Returns helpful text about the different subcommands.", Since: "5.0.0", Handler: subcommandHelp},
 	}
 }
 
@@ -65,9 +65,9 @@ func commandList(x *Ctx) {
 	keep := func(*Command) bool { return true }
 	switch {
 	case len(x.args) == 2:
-	case len(x.args) == 5 && strings.EqualFold(string(x.args[2]), "filterby"):
+	case len(x.args) == 5 && isKeyword(x.args[2], "filterby"):
 		arg := x.args[4]
-		switch strings.ToLower(string(x.args[3])) {
+		switch keyword(x.args[3]) {
 		case "pattern":
 			keep = func(c *Command) bool { return globMatch(arg, []byte(c.FullName()), true) }
 		case "aclcat":
@@ -188,8 +188,9 @@ func writeKeySpecs(w *resp.Writer, c *Command) {
 	w.Int(0)
 }
 
-// commandDocs implements COMMAND DOCS [name...]: a map from name to its
-// summary, since, group and complexity.
+// commandDocs implements COMMAND DOCS [name...]: a map from each
+// command's name to its documentation (unknown names are left out), in
+// Redis 7's shape (a flat array in RESP2).
 func commandDocs(x *Ctx) {
 	t := x.s.table
 	var cmds []*Command
@@ -205,45 +206,135 @@ func commandDocs(x *Ctx) {
 	x.w.Map(len(cmds))
 	for _, c := range cmds {
 		x.w.BulkString(c.FullName())
-		x.w.Map(3)
-		x.w.BulkString("summary")
-		x.w.BulkString(c.Summary)
-		x.w.BulkString("since")
-		x.w.BulkString(c.Since)
-		x.w.BulkString("group")
-		x.w.BulkString(groupOf(c))
+		writeCommandDoc(x.w, c)
 	}
 }
 
-// commandGetKeys implements COMMAND GETKEYS cmd args... from the key spec.
-func commandGetKeys(x *Ctx) {
-	if len(x.args) < 4 { // Redis wants the command and at least one argument
-		x.w.Error(arityError("command|getkeys"))
-		return
+// writeCommandDoc writes one command's documentation map: summary, since,
+// group, complexity, then arguments and subcommands when it has them.
+func writeCommandDoc(w *resp.Writer, c *Command) {
+	n := 3
+	if c.Complexity != "" {
+		n++
 	}
+	args := c.Arguments()
+	if len(args) > 0 {
+		n++
+	}
+	if len(c.Subs) > 0 {
+		n++
+	}
+	w.Map(n)
+	w.BulkString("summary")
+	w.BulkString(c.Summary)
+	w.BulkString("since")
+	w.BulkString(c.Since)
+	w.BulkString("group")
+	w.BulkString(groupOf(c))
+	if c.Complexity != "" {
+		w.BulkString("complexity")
+		w.BulkString(c.Complexity)
+	}
+	if len(args) > 0 {
+		w.BulkString("arguments")
+		writeDocArgs(w, args)
+	}
+	if len(c.Subs) > 0 {
+		w.BulkString("subcommands")
+		w.Map(len(c.Subs))
+		for _, sub := range c.Subs {
+			w.BulkString(sub.FullName())
+			writeCommandDoc(w, sub)
+		}
+	}
+}
+
+// writeDocArgs writes an argument tree as Redis does: per argument a map
+// of name, type, key_spec_index (keys; the one range spec COMMAND INFO
+// reports), token, since, flags and nested arguments, the optional fields
+// only when set.
+func writeDocArgs(w *resp.Writer, args []command.Arg) {
+	w.Array(len(args))
+	for _, a := range args {
+		n := 2
+		if a.Type == "key" {
+			n++
+		}
+		for _, set := range []bool{a.Token != "", a.Since != "", a.Optional || a.Multiple, len(a.Args) > 0} {
+			if set {
+				n++
+			}
+		}
+		w.Map(n)
+		w.BulkString("name")
+		w.BulkString(a.Name)
+		w.BulkString("type")
+		w.BulkString(a.Type)
+		if a.Type == "key" {
+			w.BulkString("key_spec_index")
+			w.Int(0)
+		}
+		if a.Token != "" {
+			w.BulkString("token")
+			w.BulkString(a.Token)
+		}
+		if a.Since != "" {
+			w.BulkString("since")
+			w.BulkString(a.Since)
+		}
+		if a.Optional || a.Multiple {
+			var flags []string
+			if a.Optional {
+				flags = append(flags, "optional")
+			}
+			if a.Multiple {
+				flags = append(flags, "multiple")
+			}
+			w.BulkString("flags")
+			w.Set(len(flags))
+			for _, f := range flags {
+				w.Status(f)
+			}
+		}
+		if len(a.Args) > 0 {
+			w.BulkString("arguments")
+			writeDocArgs(w, a.Args)
+		}
+	}
+}
+
+// commandGetKeys implements COMMAND GETKEYS cmd args... from the key
+// spec, with Redis's checks in Redis's order: the command (or its
+// subcommand) exists, has keys at all, fits its arity, and its keys can be
+// found in args (a script's keys may be none: an empty reply).
+func commandGetKeys(x *Ctx) {
 	args := x.args[2:]
 	c := x.s.table.Lookup(args[0])
-	if c == nil {
+	if c != nil && len(c.Subs) > 0 && len(args) >= 2 {
+		c = c.Sub(args[1]) // a container's form without a subcommand is the container
+	}
+	switch {
+	case c == nil:
 		x.w.Error("ERR Invalid command specified")
 		return
-	}
-	if sub := c.Sub(args[1]); sub != nil {
-		c = sub
-	}
-	if !c.CheckArity(len(args)) {
+	case c.FirstKey == 0 && (c.Locks == nil || c.Has(command.Admin)): // DEBUG locks a key it does not declare
+
+		x.w.Error("ERR The command has no key arguments")
+		return
+	case !c.CheckArity(len(args)):
 		x.w.Error("ERR Invalid number of arguments specified for command")
 		return
 	}
 	var keys [][]byte
-	if c.Locks != nil { // irregular key positions (COPY, SINTERCARD)
+	if c.FirstKey == 0 { // movable keys, found by Locks (SINTERCARD, LMPOP, EVAL)
 		c.Locks(args, 0, x.s.numDBs(), func(_ int, k []byte) { keys = append(keys, k) })
 	} else {
 		for _, p := range c.KeyPositions(args, nil) {
 			keys = append(keys, args[p])
 		}
 	}
-	if len(keys) == 0 {
-		x.w.Error("ERR The command has no key arguments")
+	if len(keys) == 0 && !c.Has(command.Scripting) { // scripts need not declare keys
+		x.w.Error("ERR Invalid arguments specified for command")
 		return
 	}
 	x.w.Array(len(keys))

@@ -137,7 +137,7 @@ func cmdHello(x *Ctx) {
 	}
 	for i := 2; i < len(x.args); i++ {
 		more := len(x.args) - 1 - i
-		opt := strings.ToLower(string(x.args[i]))
+		opt := keyword(x.args[i])
 		switch {
 		case opt == "auth" && more >= 2:
 			if !x.s.authenticate(x, x.args[i+1], x.args[i+2]) {
@@ -156,7 +156,7 @@ func cmdHello(x *Ctx) {
 			c.mu.Unlock()
 			i++
 		default:
-			x.w.Error("ERR Syntax error in HELLO option '" + string(x.args[i]) + "'")
+			x.w.Error("ERR Syntax error in HELLO option '" + cstring(x.args[i]) + "'")
 			return
 		}
 	}
@@ -262,7 +262,7 @@ func clientSetName(x *Ctx) {
 // clientOnOff accepts CLIENT NO-EVICT|NO-TOUCH ON|OFF (Turnstile neither
 // evicts nor tracks access).
 func clientOnOff(x *Ctx) {
-	v := strings.ToLower(string(x.args[2]))
+	v := keyword(x.args[2])
 	if v != "on" && v != "off" {
 		x.w.Error(errSyntax)
 		return
@@ -274,7 +274,7 @@ func clientSetInfo(x *Ctx) {
 	attr := strings.ToLower(string(x.args[2]))
 	val := x.args[3]
 	if attr != "lib-name" && attr != "lib-ver" {
-		x.w.Error("ERR Unrecognized option '" + string(x.args[2]) + "'")
+		x.w.Error("ERR Unrecognized option '" + cstring(x.args[2]) + "'")
 		return
 	}
 	for _, ch := range val {
@@ -299,12 +299,12 @@ func clientList(x *Ctx) {
 	typ := ""
 	args := x.args[2:]
 	for len(args) > 0 {
-		opt := strings.ToLower(string(args[0]))
+		opt := keyword(args[0])
 		switch {
 		case opt == "type" && len(args) >= 2:
-			t := strings.ToLower(string(args[1]))
+			t := keyword(args[1])
 			if t != "normal" && t != "master" && t != "replica" && t != "slave" && t != "pubsub" {
-				x.w.Error("ERR Unknown client type '" + string(args[1]) + "'")
+				x.w.Error("ERR Unknown client type '" + cstring(args[1]) + "'")
 				return
 			}
 			if t != "normal" && t != "pubsub" {
@@ -382,7 +382,7 @@ func (s *Server) clientsSnapshot() []*client {
 // (blocking.go). 1 if the client was blocked, else 0.
 func clientUnblock(x *Ctx) {
 	if len(x.args) > 4 {
-		x.w.Error("ERR unknown subcommand or wrong number of arguments for '" + string(x.args[1]) + "'. Try CLIENT HELP.")
+		x.w.Error("ERR unknown subcommand or wrong number of arguments for '" + cstring(x.args[1]) + "'. Try CLIENT HELP.")
 		return
 	}
 	how := int32(unblockTimeout)

@@ -38,7 +38,7 @@ func infoSections() []infoSection {
 func cmdInfo(x *Ctx) {
 	want := map[string]bool{}
 	for _, a := range x.args[1:] {
-		want[strings.ToLower(string(a))] = true
+		want[keyword(a)] = true
 	}
 	all := want["all"] || want["everything"]
 	def := len(want) == 0 || want["default"]

@@ -17,43 +17,43 @@ import (
 func keyCommands() []*Command {
 	const g = "generic"
 	return []*Command{
-		{Name: "del", Arity: -2, Flags: command.Write, FirstKey: 1, LastKey: -1, Step: 1, Group: g, Since: "1.0.0",
+		{Name: "del", Docs: "key:key...", Arity: -2, Flags: command.Write, FirstKey: 1, LastKey: -1, Step: 1, Group: g, Since: "1.0.0",
 			Summary: "Deletes one or more keys.", Handler: cmdDel},
-		{Name: "unlink", Arity: -2, Flags: command.Write | command.Fast, FirstKey: 1, LastKey: -1, Step: 1, Group: g, Since: "4.0.0",
+		{Name: "unlink", Docs: "key:key...", Arity: -2, Flags: command.Write | command.Fast, FirstKey: 1, LastKey: -1, Step: 1, Group: g, Since: "4.0.0",
 			Summary: "Asynchronously deletes one or more keys.", Handler: cmdDel},
-		{Name: "exists", Access: []command.KeyAccess{command.KeyAny}, Arity: -2, Flags: command.Readonly | command.Fast, FirstKey: 1, LastKey: -1, Step: 1, Group: g, Since: "1.0.0",
+		{Name: "exists", Access: []command.KeyAccess{command.KeyAny}, Docs: "key:key...", Arity: -2, Flags: command.Readonly | command.Fast, FirstKey: 1, LastKey: -1, Step: 1, Group: g, Since: "1.0.0",
 			Summary: "Determines whether one or more keys exist.", Handler: cmdExists},
-		{Name: "touch", Access: []command.KeyAccess{command.KeyAny}, Arity: -2, Flags: command.Readonly | command.Fast, FirstKey: 1, LastKey: -1, Step: 1, Group: g, Since: "3.2.1",
+		{Name: "touch", Access: []command.KeyAccess{command.KeyAny}, Docs: "key:key...", Arity: -2, Flags: command.Readonly | command.Fast, FirstKey: 1, LastKey: -1, Step: 1, Group: g, Since: "3.2.1",
 			Summary: "Returns the number of existing keys out of those specified after updating the time they were last accessed.", Handler: cmdExists},
-		{Name: "type", Access: []command.KeyAccess{command.KeyAny}, Arity: 2, Flags: command.Readonly | command.Fast, FirstKey: 1, LastKey: 1, Step: 1, Group: g, Since: "1.0.0",
+		{Name: "type", Access: []command.KeyAccess{command.KeyAny}, Docs: "key:key", Arity: 2, Flags: command.Readonly | command.Fast, FirstKey: 1, LastKey: 1, Step: 1, Group: g, Since: "1.0.0",
 			Summary: "Determines the type of value stored at a key.", Handler: cmdType},
-		{Name: "rename", Access: []command.KeyAccess{command.KeyReadWrite, command.KeyWrite}, Arity: 3, Flags: command.Write | command.AddsKeys, FirstKey: 1, LastKey: 2, Step: 1, Group: g, Since: "1.0.0",
+		{Name: "rename", Access: []command.KeyAccess{command.KeyReadWrite, command.KeyWrite}, Docs: "key:key newkey:key", Arity: 3, Flags: command.Write | command.AddsKeys, FirstKey: 1, LastKey: 2, Step: 1, Group: g, Since: "1.0.0",
 			Summary: "Renames a key and overwrites the destination.", Handler: cmdRename},
-		{Name: "renamenx", Access: []command.KeyAccess{command.KeyReadWrite, command.KeyWrite}, Arity: 3, Flags: command.Write | command.AddsKeys | command.Fast, FirstKey: 1, LastKey: 2, Step: 1, Group: g, Since: "1.0.0",
+		{Name: "renamenx", Access: []command.KeyAccess{command.KeyReadWrite, command.KeyWrite}, Docs: "key:key newkey:key", Arity: 3, Flags: command.Write | command.AddsKeys | command.Fast, FirstKey: 1, LastKey: 2, Step: 1, Group: g, Since: "1.0.0",
 			Summary: "Renames a key only when the target key name doesn't exist.", Handler: cmdRenameNX},
-		{Name: "copy", Access: []command.KeyAccess{command.KeyRead, command.KeyWrite}, Arity: -3, Flags: command.Write | command.DenyOOM | command.AddsKeys, FirstKey: 1, LastKey: 2, Step: 1, Group: g, Since: "6.2.0", Locks: copyLocks,
+		{Name: "copy", Access: []command.KeyAccess{command.KeyRead, command.KeyWrite}, Docs: "source:key destination:key [DB destination-db:integer] [replace=REPLACE]", Arity: -3, Flags: command.Write | command.DenyOOM | command.AddsKeys, FirstKey: 1, LastKey: 2, Step: 1, Group: g, Since: "6.2.0", Locks: copyLocks,
 			Summary: "Copies the value of a key to a new key.", Handler: cmdCopy},
-		{Name: "expire", Arity: -3, Flags: command.Write | command.Fast, FirstKey: 1, LastKey: 1, Step: 1, Group: g, Since: "1.0.0",
+		{Name: "expire", Docs: "key:key seconds:integer condition=[NX|XX|GT|LT]@7.0.0", Arity: -3, Flags: command.Write | command.Fast, FirstKey: 1, LastKey: 1, Step: 1, Group: g, Since: "1.0.0",
 			Summary: "Sets the expiration time of a key in seconds.", Handler: cmdExpire},
-		{Name: "pexpire", Arity: -3, Flags: command.Write | command.Fast, FirstKey: 1, LastKey: 1, Step: 1, Group: g, Since: "2.6.0",
+		{Name: "pexpire", Docs: "key:key milliseconds:integer condition=[NX|XX|GT|LT]@7.0.0", Arity: -3, Flags: command.Write | command.Fast, FirstKey: 1, LastKey: 1, Step: 1, Group: g, Since: "2.6.0",
 			Summary: "Sets the expiration time of a key in milliseconds.", Handler: cmdPExpire},
-		{Name: "expireat", Arity: -3, Flags: command.Write | command.Fast, FirstKey: 1, LastKey: 1, Step: 1, Group: g, Since: "1.2.0",
+		{Name: "expireat", Docs: "key:key unix-time-seconds:unix-time condition=[NX|XX|GT|LT]@7.0.0", Arity: -3, Flags: command.Write | command.Fast, FirstKey: 1, LastKey: 1, Step: 1, Group: g, Since: "1.2.0",
 			Summary: "Sets the expiration time of a key to a Unix timestamp.", Handler: cmdExpireAt},
-		{Name: "pexpireat", Arity: -3, Flags: command.Write | command.Fast, FirstKey: 1, LastKey: 1, Step: 1, Group: g, Since: "2.6.0",
+		{Name: "pexpireat", Docs: "key:key unix-time-milliseconds:unix-time condition=[NX|XX|GT|LT]@7.0.0", Arity: -3, Flags: command.Write | command.Fast, FirstKey: 1, LastKey: 1, Step: 1, Group: g, Since: "2.6.0",
 			Summary: "Sets the expiration time of a key to a Unix milliseconds timestamp.", Handler: cmdPExpireAt},
-		{Name: "ttl", Arity: 2, Flags: command.Readonly | command.Fast, FirstKey: 1, LastKey: 1, Step: 1, Group: g, Since: "1.0.0",
+		{Name: "ttl", Docs: "key:key", Arity: 2, Flags: command.Readonly | command.Fast, FirstKey: 1, LastKey: 1, Step: 1, Group: g, Since: "1.0.0",
 			Summary: "Returns the expiration time in seconds of a key.", Handler: cmdTTL},
-		{Name: "pttl", Arity: 2, Flags: command.Readonly | command.Fast, FirstKey: 1, LastKey: 1, Step: 1, Group: g, Since: "2.6.0",
+		{Name: "pttl", Docs: "key:key", Arity: 2, Flags: command.Readonly | command.Fast, FirstKey: 1, LastKey: 1, Step: 1, Group: g, Since: "2.6.0",
 			Summary: "Returns the expiration time in milliseconds of a key.", Handler: cmdPTTL},
-		{Name: "expiretime", Arity: 2, Flags: command.Readonly | command.Fast, FirstKey: 1, LastKey: 1, Step: 1, Group: g, Since: "7.0.0",
+		{Name: "expiretime", Docs: "key:key", Arity: 2, Flags: command.Readonly | command.Fast, FirstKey: 1, LastKey: 1, Step: 1, Group: g, Since: "7.0.0",
 			Summary: "Returns the expiration time of a key as a Unix timestamp.", Handler: cmdExpireTime},
-		{Name: "pexpiretime", Arity: 2, Flags: command.Readonly | command.Fast, FirstKey: 1, LastKey: 1, Step: 1, Group: g, Since: "7.0.0",
+		{Name: "pexpiretime", Docs: "key:key", Arity: 2, Flags: command.Readonly | command.Fast, FirstKey: 1, LastKey: 1, Step: 1, Group: g, Since: "7.0.0",
 			Summary: "Returns the expiration time of a key as a Unix milliseconds timestamp.", Handler: cmdPExpireTime},
-		{Name: "persist", Arity: 2, Flags: command.Write | command.Fast, FirstKey: 1, LastKey: 1, Step: 1, Group: g, Since: "2.2.0",
+		{Name: "persist", Docs: "key:key", Arity: 2, Flags: command.Write | command.Fast, FirstKey: 1, LastKey: 1, Step: 1, Group: g, Since: "2.2.0",
 			Summary: "Removes the expiration time of a key.", Handler: cmdPersist},
-		{Name: "keys", Arity: 2, Flags: command.Readonly | command.Keyspace, Cats: command.CatDangerous, Group: g, Since: "1.0.0",
+		{Name: "keys", Cats: command.CatDangerous, Docs: "pattern:pattern", Arity: 2, Flags: command.Readonly | command.Keyspace, Group: g, Since: "1.0.0",
 			Summary: "Returns all key names that match a pattern.", Handler: cmdKeys},
-		{Name: "scan", Arity: -2, Flags: command.Readonly | command.Keyspace, Group: g, Since: "2.8.0",
+		{Name: "scan", Docs: "cursor:integer [MATCH pattern:pattern] [COUNT count:integer] [TYPE type:string]@6.0.0", Arity: -2, Flags: command.Readonly | command.Keyspace, Group: g, Since: "2.8.0",
 			Summary: "Iterates over the key names in the database.", Handler: cmdScan},
 		{Name: "randomkey", Arity: 1, Flags: command.Readonly | command.Keyspace, Group: g, Since: "1.0.0",
 			Summary: "Returns a random key name from the database.", Handler: cmdRandomKey},
@@ -69,20 +69,6 @@ const (
 	errIntRange      = "ERR value is out of range, value must between -2147483648 and 2147483647"
 	// Turnstile's own: see cmdCopy.
 )
-
-// isKeyword reports whether arg equals the lower-case ASCII word kw,
-// ignoring ASCII case only (as Redis's strcasecmp does).
-func isKeyword(arg []byte, kw string) bool {
-	if len(arg) != len(kw) {
-		return false
-	}
-	for i := 0; i < len(arg); i++ {
-		if lower(arg[i]) != kw[i] {
-			return false
-		}
-	}
-	return true
-}
 
 // cmdDel is DEL and UNLINK: the number of keys removed. A key named twice
 // counts once; an expired key does not count.
@@ -258,7 +244,7 @@ func expireGeneric(x *Ctx, unit int64, abs bool) {
 		case isKeyword(a, "lt"):
 			flags |= expLT
 		default:
-			x.w.Error("ERR Unsupported option " + string(a))
+			x.w.Error("ERR Unsupported option " + cstring(a))
 			return
 		}
 	}

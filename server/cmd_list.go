@@ -25,37 +25,37 @@ func listCommands() []*Command {
 		return c
 	}
 	return []*Command{
-		one(&Command{Name: "lpush", Arity: -3, Flags: rwFast, Since: "1.0.0",
+		one(&Command{Name: "lpush", Docs: "key:key element:string...", Arity: -3, Flags: rwFast, Since: "1.0.0",
 			Summary: "Prepends one or more elements to a list. Creates the key if it doesn't exist.", Handler: cmdPush}),
-		one(&Command{Name: "rpush", Arity: -3, Flags: rwFast, Since: "1.0.0",
+		one(&Command{Name: "rpush", Docs: "key:key element:string...", Arity: -3, Flags: rwFast, Since: "1.0.0",
 			Summary: "Appends one or more elements to a list. Creates the key if it doesn't exist.", Handler: cmdPush}),
-		one(&Command{Name: "lpushx", Arity: -3, Flags: command.Write | command.DenyOOM | command.Fast, Since: "2.2.0",
+		one(&Command{Name: "lpushx", Docs: "key:key element:string...", Arity: -3, Flags: command.Write | command.DenyOOM | command.Fast, Since: "2.2.0",
 			Summary: "Prepends one or more elements to a list only when the list exists.", Handler: cmdPush}),
-		one(&Command{Name: "rpushx", Arity: -3, Flags: command.Write | command.DenyOOM | command.Fast, Since: "2.2.0",
+		one(&Command{Name: "rpushx", Docs: "key:key element:string...", Arity: -3, Flags: command.Write | command.DenyOOM | command.Fast, Since: "2.2.0",
 			Summary: "Appends an element to a list only when the list exists.", Handler: cmdPush}),
-		one(&Command{Name: "lpop", Access: []command.KeyAccess{command.KeyReadWrite}, Arity: -2, Flags: wFast, Since: "1.0.0",
+		one(&Command{Name: "lpop", Access: []command.KeyAccess{command.KeyReadWrite}, Docs: "key:key [count:integer]@6.2.0", Arity: -2, Flags: wFast, Since: "1.0.0",
 			Summary: "Returns the first elements in a list after removing it. Deletes the list if the last element was popped.", Handler: cmdPop}),
-		one(&Command{Name: "rpop", Access: []command.KeyAccess{command.KeyReadWrite}, Arity: -2, Flags: wFast, Since: "1.0.0",
+		one(&Command{Name: "rpop", Access: []command.KeyAccess{command.KeyReadWrite}, Docs: "key:key [count:integer]@6.2.0", Arity: -2, Flags: wFast, Since: "1.0.0",
 			Summary: "Returns and removes the last elements of a list. Deletes the list if the last element was popped.", Handler: cmdPop}),
-		one(&Command{Name: "lrange", Arity: 4, Flags: command.Readonly, Since: "1.0.0",
+		one(&Command{Name: "lrange", Docs: "key:key start:integer stop:integer", Arity: 4, Flags: command.Readonly, Since: "1.0.0",
 			Summary: "Returns a range of elements from a list.", Handler: cmdLRange}),
-		one(&Command{Name: "ltrim", Arity: 4, Flags: command.Write, Since: "1.0.0",
+		one(&Command{Name: "ltrim", Docs: "key:key start:integer stop:integer", Arity: 4, Flags: command.Write, Since: "1.0.0",
 			Summary: "Removes elements from both ends a list. Deletes the list if all elements were trimmed.", Handler: cmdLTrim}),
-		one(&Command{Name: "lindex", Arity: 3, Flags: command.Readonly, Since: "1.0.0",
+		one(&Command{Name: "lindex", Docs: "key:key index:integer", Arity: 3, Flags: command.Readonly, Since: "1.0.0",
 			Summary: "Returns an element from a list by its index.", Handler: cmdLIndex}),
-		one(&Command{Name: "lset", Arity: 4, Flags: command.Write | command.DenyOOM, Since: "1.0.0",
+		one(&Command{Name: "lset", Docs: "key:key index:integer element:string", Arity: 4, Flags: command.Write | command.DenyOOM, Since: "1.0.0",
 			Summary: "Sets the value of an element in a list by its index.", Handler: cmdLSet}),
-		one(&Command{Name: "llen", Access: []command.KeyAccess{command.KeyAny}, Arity: 2, Flags: roFast, Since: "1.0.0",
+		one(&Command{Name: "llen", Access: []command.KeyAccess{command.KeyAny}, Docs: "key:key", Arity: 2, Flags: roFast, Since: "1.0.0",
 			Summary: "Returns the length of a list.", Handler: cmdLLen}),
-		one(&Command{Name: "lrem", Arity: 4, Flags: command.Write, Since: "1.0.0",
+		one(&Command{Name: "lrem", Docs: "key:key count:integer element:string", Arity: 4, Flags: command.Write, Since: "1.0.0",
 			Summary: "Removes elements from a list. Deletes the list if the last element was removed.", Handler: cmdLRem}),
-		one(&Command{Name: "linsert", Arity: 5, Flags: command.Write | command.DenyOOM, Since: "2.2.0",
+		one(&Command{Name: "linsert", Docs: "key:key where=(BEFORE|AFTER) pivot:string element:string", Arity: 5, Flags: command.Write | command.DenyOOM, Since: "2.2.0",
 			Summary: "Inserts an element before or after another element in a list.", Handler: cmdLInsert}),
-		one(&Command{Name: "lpos", Arity: -3, Flags: command.Readonly, Since: "6.0.6",
+		one(&Command{Name: "lpos", Docs: "key:key element:string [RANK rank:integer] [COUNT num-matches:integer] [MAXLEN len:integer]", Arity: -3, Flags: command.Readonly, Since: "6.0.6",
 			Summary: "Returns the index of matching elements in a list.", Handler: cmdLPos}),
-		two(&Command{Name: "lmove", Access: []command.KeyAccess{command.KeyReadWrite, command.KeyWrite}, Arity: 5, Flags: rw, Since: "6.2.0",
+		two(&Command{Name: "lmove", Access: []command.KeyAccess{command.KeyReadWrite, command.KeyWrite}, Docs: "source:key destination:key wherefrom=(LEFT|RIGHT) whereto=(LEFT|RIGHT)", Arity: 5, Flags: rw, Since: "6.2.0",
 			Summary: "Returns an element after popping it from one list and pushing it to another. Deletes the list if the last element was moved.", Handler: cmdLMove}),
-		two(&Command{Name: "rpoplpush", Access: []command.KeyAccess{command.KeyReadWrite, command.KeyWrite}, Arity: 3, Flags: rw, Since: "1.2.0",
+		two(&Command{Name: "rpoplpush", Access: []command.KeyAccess{command.KeyReadWrite, command.KeyWrite}, Docs: "source:key destination:key", Arity: 3, Flags: rw, Since: "1.2.0",
 			Summary: "Returns the last element of a list after removing and pushing it to another list. Deletes the list if the last element was popped.", Handler: cmdLMove}),
 	}
 }
@@ -327,9 +327,9 @@ func cmdLInsert(x *Ctx) {
 	args := x.args
 	var after bool
 	switch {
-	case bytes.EqualFold(args[2], []byte("after")):
+	case isKeyword(args[2], "after"):
 		after = true
-	case bytes.EqualFold(args[2], []byte("before")):
+	case isKeyword(args[2], "before"):
 	default:
 		x.w.Error(errSyntax)
 		return
@@ -365,7 +365,7 @@ func cmdLPos(x *Ctx) {
 		more := j+1 < len(args)
 		opt := args[j]
 		switch {
-		case more && bytes.EqualFold(opt, []byte("rank")):
+		case more && isKeyword(opt, "rank"):
 			j++
 			n, ok := resp.ParseInt(args[j])
 			if !ok {
@@ -377,7 +377,7 @@ func cmdLPos(x *Ctx) {
 				return
 			}
 			rank = n
-		case more && bytes.EqualFold(opt, []byte("count")):
+		case more && isKeyword(opt, "count"):
 			j++
 			n, ok := resp.ParseInt(args[j])
 			if !ok || n < 0 {
@@ -385,7 +385,7 @@ func cmdLPos(x *Ctx) {
 				return
 			}
 			count = n
-		case more && bytes.EqualFold(opt, []byte("maxlen")):
+		case more && isKeyword(opt, "maxlen"):
 			j++
 			n, ok := resp.ParseInt(args[j])
 			if !ok || n < 0 {
@@ -492,9 +492,9 @@ func moveList(x *Ctx, src, dst []byte, l *coll.List, fromLeft, toLeft bool) {
 // side reads LEFT or RIGHT (true for LEFT).
 func side(b []byte) (left, ok bool) {
 	switch {
-	case bytes.EqualFold(b, []byte("left")):
+	case isKeyword(b, "left"):
 		return true, true
-	case bytes.EqualFold(b, []byte("right")):
+	case isKeyword(b, "right"):
 		return false, true
 	}
 	return false, false

@@ -19,20 +19,20 @@ func objectCommands() []*Command {
 	return []*Command{
 		{Name: "object", Arity: -2, Flags: 0, Group: g, Since: "2.2.3",
 			Summary: "A container for object introspection commands.", Subs: []*Command{
-				{Name: "encoding", Access: []command.KeyAccess{command.KeyAny}, Arity: 3, Flags: ro, FirstKey: 2, LastKey: 2, Step: 1, Args: "<key>", Since: "2.2.3",
+				{Name: "encoding", Access: []command.KeyAccess{command.KeyAny}, Docs: "key:key", Arity: 3, Flags: ro, FirstKey: 2, LastKey: 2, Step: 1, Args: "<key>", Since: "2.2.3",
 					Summary: "Returns the internal encoding of a key's value.", Handler: objectEncoding},
-				{Name: "freq", Access: []command.KeyAccess{command.KeyAny}, Arity: 3, Flags: ro, FirstKey: 2, LastKey: 2, Step: 1, Args: "<key>", Since: "4.0.0",
+				{Name: "freq", Access: []command.KeyAccess{command.KeyAny}, Docs: "key:key", Arity: 3, Flags: ro, FirstKey: 2, LastKey: 2, Step: 1, Args: "<key>", Since: "4.0.0",
 					Summary: "Returns the logarithmic access frequency counter of a key's value.", Handler: objectFreq},
-				{Name: "idletime", Access: []command.KeyAccess{command.KeyAny}, Arity: 3, Flags: ro, FirstKey: 2, LastKey: 2, Step: 1, Args: "<key>", Since: "2.2.3",
+				{Name: "idletime", Access: []command.KeyAccess{command.KeyAny}, Docs: "key:key", Arity: 3, Flags: ro, FirstKey: 2, LastKey: 2, Step: 1, Args: "<key>", Since: "2.2.3",
 					Summary: "Returns the time since the last access to a key's value (tracked under the LRU policies; 0 otherwise).", Handler: objectIdleTime},
-				{Name: "refcount", Access: []command.KeyAccess{command.KeyAny}, Arity: 3, Flags: ro, FirstKey: 2, LastKey: 2, Step: 1, Args: "<key>", Since: "2.2.3",
+				{Name: "refcount", Access: []command.KeyAccess{command.KeyAny}, Docs: "key:key", Arity: 3, Flags: ro, FirstKey: 2, LastKey: 2, Step: 1, Args: "<key>", Since: "2.2.3",
 					Summary: "Returns the reference count of a value of a key.", Handler: objectRefCount},
 				{Name: "help", Arity: 2, Flags: command.Loading | command.Stale, Since: "6.2.0",
 					Summary: "Returns helpful text about the different subcommands.", Handler: subcommandHelp},
 			}},
 		{Name: "memory", Arity: -2, Flags: 0, Group: "server", Since: "4.0.0",
 			Summary: "A container for memory diagnostics commands.", Subs: []*Command{
-				{Name: "usage", Access: []command.KeyAccess{command.KeyAny}, Arity: -3, Flags: ro, FirstKey: 2, LastKey: 2, Step: 1, Args: "<key> [SAMPLES <count>]", Since: "4.0.0",
+				{Name: "usage", Access: []command.KeyAccess{command.KeyAny}, Docs: "key:key [SAMPLES count:integer]", Arity: -3, Flags: ro, FirstKey: 2, LastKey: 2, Step: 1, Args: "<key> [SAMPLES <count>]", Since: "4.0.0",
 					Summary: "Estimates the memory usage of a key.", Handler: memoryUsage},
 				{Name: "stats", Arity: 2, Flags: command.Loading | command.Stale, Since: "4.0.0",
 					Summary: "Returns details about memory usage.", Handler: memoryStats},
@@ -61,20 +61,23 @@ func objectEncoding(x *Ctx) {
 	if !ok {
 		return
 	}
+	x.w.BulkString(encodingName(e))
+}
+
+// encodingName is the name OBJECT ENCODING reports for an entry.
+func encodingName(e shards.Entry) string {
 	switch e.Kind {
 	case shards.KindInt:
-		x.w.BulkString("int")
+		return "int"
 	case shards.KindBytes:
 		// Redis also turns a short string "raw" once APPEND or SETRANGE
 		// changed it; Turnstile does not keep that history.
 		if len(e.Str) <= embstrMax {
-			x.w.BulkString("embstr")
-		} else {
-			x.w.BulkString("raw")
+			return "embstr"
 		}
-	default:
-		x.w.BulkString(e.Obj.(coll.Value).Encoding())
+		return "raw"
 	}
+	return e.Obj.(coll.Value).Encoding()
 }
 
 // sharedIntegers: Redis shares one object for each integer below this, and

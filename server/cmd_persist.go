@@ -1,8 +1,6 @@
 package server
 
 import (
-	"strings"
-
 	"github.com/turnstile/turnstile/command"
 )
 
@@ -45,7 +43,7 @@ func cmdSave(x *Ctx) {
 }
 
 func cmdBgsave(x *Ctx) {
-	if len(x.args) > 2 || (len(x.args) == 2 && !strings.EqualFold(string(x.args[1]), "schedule")) {
+	if len(x.args) > 2 || (len(x.args) == 2 && !isKeyword(x.args[1], "schedule")) {
 		x.w.Error(errSyntax)
 		return
 	}
@@ -79,7 +77,7 @@ func cmdBgRewriteAOF(x *Ctx) {
 func cmdShutdown(x *Ctx) {
 	var opts ShutdownOptions
 	for _, a := range x.args[1:] {
-		switch strings.ToLower(string(a)) {
+		switch keyword(a) {
 		case "save":
 			opts.Save = true
 		case "nosave":

@@ -80,6 +80,7 @@ func cmdScan(x *Ctx) {
 // nothing after them, and no overflow of 64 bits. The empty string is
 // cursor 0, as in Redis.
 func parseScanCursor(b []byte) (uint64, bool) {
+	b = cstr(b) // strtoull stops at a NUL byte
 	if len(b) == 0 {
 		return 0, true
 	}

@@ -15,21 +15,21 @@ func scriptingCommands() []*Command {
 	const args = "<script> <numkeys> [key ...] [arg ...]"
 	const shaArgs = "<sha1> <numkeys> [key ...] [arg ...]"
 	return []*Command{
-		{Name: "eval", Arity: -3, Flags: f, Locks: scriptKeys, Args: args, Group: g, Since: "2.6.0",
+		{Name: "eval", Docs: "script:string numkeys:integer [key:key...] [arg:string...]", Arity: -3, Flags: f, Locks: scriptKeys, Args: args, Group: g, Since: "2.6.0",
 			Summary: "Executes a server-side Lua script.", Handler: cmdEval},
-		{Name: "evalsha", Arity: -3, Flags: f, Locks: scriptKeys, Args: shaArgs, Group: g, Since: "2.6.0",
+		{Name: "evalsha", Docs: "sha1:string numkeys:integer [key:key...] [arg:string...]", Arity: -3, Flags: f, Locks: scriptKeys, Args: shaArgs, Group: g, Since: "2.6.0",
 			Summary: "Executes a server-side Lua script by SHA1 digest.", Handler: cmdEval},
-		{Name: "eval_ro", Arity: -3, Flags: ro, Locks: scriptKeys, Args: args, Group: g, Since: "7.0.0",
+		{Name: "eval_ro", Docs: "script:string numkeys:integer [key:key...] [arg:string...]", Arity: -3, Flags: ro, Locks: scriptKeys, Args: args, Group: g, Since: "7.0.0",
 			Summary: "Executes a read-only server-side Lua script.", Handler: cmdEval},
-		{Name: "evalsha_ro", Arity: -3, Flags: ro, Locks: scriptKeys, Args: shaArgs, Group: g, Since: "7.0.0",
+		{Name: "evalsha_ro", Docs: "sha1:string numkeys:integer [key:key...] [arg:string...]", Arity: -3, Flags: ro, Locks: scriptKeys, Args: shaArgs, Group: g, Since: "7.0.0",
 			Summary: "Executes a read-only server-side Lua script by SHA1 digest.", Handler: cmdEval},
 		{Name: "script", Arity: -2, Group: g, Since: "2.6.0",
 			Summary: "A container for Lua scripts management commands.", Subs: []*Command{
-				{Name: "load", Arity: 3, Flags: command.NoScript | command.Stale | command.Scripting, Args: "<script>", Since: "2.6.0",
+				{Name: "load", Docs: "script:string", Arity: 3, Flags: command.NoScript | command.Stale | command.Scripting, Args: "<script>", Since: "2.6.0",
 					Summary: "Loads a server-side Lua script to the script cache.", Handler: cmdScriptLoad},
-				{Name: "exists", Arity: -3, Flags: command.NoScript | command.Scripting, Args: "<sha1> [sha1 ...]", Since: "2.6.0",
+				{Name: "exists", Docs: "sha1:string...", Arity: -3, Flags: command.NoScript | command.Scripting, Args: "<sha1> [sha1 ...]", Since: "2.6.0",
 					Summary: "Determines whether server-side Lua scripts exist in the script cache.", Handler: cmdScriptExists},
-				{Name: "flush", Arity: -2, Flags: command.NoScript | command.Scripting, Args: "[ASYNC|SYNC]", Since: "2.6.0",
+				{Name: "flush", Docs: "async=[ASYNC|SYNC]@6.2.0", Arity: -2, Flags: command.NoScript | command.Scripting, Args: "[ASYNC|SYNC]", Since: "2.6.0",
 					Summary: "Removes all server-side Lua scripts from the script cache.", Handler: cmdScriptFlush},
 				{Name: "kill", Arity: 2, Flags: command.NoScript | command.AllowBusy | command.Leader, Since: "2.6.0",
 					Summary: "Terminates a server-side Lua script during execution.", Handler: cmdScriptKill},
@@ -193,7 +193,7 @@ func cmdScriptExists(x *Ctx) {
 }
 
 func cmdScriptFlush(x *Ctx) {
-	if len(x.args) > 3 || len(x.args) == 3 && !strings.EqualFold(string(x.args[2]), "async") && !strings.EqualFold(string(x.args[2]), "sync") {
+	if len(x.args) > 3 || len(x.args) == 3 && !isKeyword(x.args[2], "async") && !isKeyword(x.args[2], "sync") {
 		x.w.Error("ERR SCRIPT FLUSH only support SYNC|ASYNC option")
 		return
 	}

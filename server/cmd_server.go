@@ -42,7 +42,7 @@ func flushMode(x *Ctx) bool {
 		return false
 	}
 	if len(x.args) == 2 {
-		m := strings.ToLower(string(x.args[1]))
+		m := keyword(x.args[1])
 		if m != "async" && m != "sync" {
 			x.w.Error(errSyntax)
 			return false
@@ -136,7 +136,7 @@ func configSet(x *Ctx) {
 	for i := 2; i < len(x.args); i += 2 {
 		p := configByName[strings.ToLower(string(x.args[i]))]
 		if p == nil {
-			x.w.Error("ERR Unknown option or number of arguments for CONFIG SET - '" + string(x.args[i]) + "'")
+			x.w.Error("ERR Unknown option or number of arguments for CONFIG SET - '" + cstring(x.args[i]) + "'")
 			return
 		}
 		if protectedConfigs[p.Name] {

@@ -1,7 +1,6 @@
 package server
 
 import (
-	"bytes"
 	"strconv"
 
 	"github.com/turnstile/turnstile/coll"
@@ -84,7 +83,7 @@ func parseTrimArgs(x *Ctx, args [][]byte, xadd bool) (t trimArgs, ok bool) {
 		case xadd && len(opt) == 1 && opt[0] == '*':
 			t.next = i
 			goto done
-		case more > 0 && (bytes.EqualFold(opt, []byte("maxlen")) || bytes.EqualFold(opt, []byte("minid"))):
+		case more > 0 && (isKeyword(opt, "maxlen") || isKeyword(opt, "minid")):
 			if t.strategy != "" {
 				x.w.Error(errTrimBoth)
 				return t, false
@@ -115,7 +114,7 @@ func parseTrimArgs(x *Ctx, args [][]byte, xadd bool) (t trimArgs, ok bool) {
 				t.strategy, t.threshold = "MINID", id.AppendText(nil)
 			}
 			i++
-		case more > 0 && bytes.EqualFold(opt, []byte("limit")):
+		case more > 0 && isKeyword(opt, "limit"):
 			n, ok := resp.ParseInt(args[i+1])
 			if !ok {
 				x.w.Error(errNotInt)
@@ -127,7 +126,7 @@ func parseTrimArgs(x *Ctx, args [][]byte, xadd bool) (t trimArgs, ok bool) {
 			}
 			limit, limitGiven = n, true
 			i++
-		case xadd && bytes.EqualFold(opt, []byte("nomkstream")):
+		case xadd && isKeyword(opt, "nomkstream"):
 			t.noMk = true
 		case xadd:
 			id, seqGiven, ok := parseStreamIDArg(opt, 0, true)
@@ -295,7 +294,7 @@ func cmdXRange(x *Ctx) {
 	}
 	count := int64(-1)
 	for j := 4; j < len(args); j++ {
-		if bytes.EqualFold(args[j], []byte("count")) && j+1 < len(args) {
+		if isKeyword(args[j], "count") && j+1 < len(args) {
 			n, ok := resp.ParseInt(args[j+1])
 			if !ok {
 				x.w.Error(errNotInt)

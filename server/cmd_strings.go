@@ -1,7 +1,6 @@
 package server
 
 import (
-	"bytes"
 	"math"
 	"math/big"
 
@@ -21,47 +20,47 @@ func stringCommands() []*Command {
 		return c
 	}
 	return []*Command{
-		one(&Command{Name: "get", Arity: 2, Flags: roFast, Since: "1.0.0",
+		one(&Command{Name: "get", Docs: "key:key", Complexity: "O(1)", Arity: 2, Flags: roFast, Since: "1.0.0",
 			Summary: "Returns the string value of a key.", Handler: cmdGet}),
-		one(&Command{Name: "set", Access: []command.KeyAccess{command.KeyReadWrite}, AccessOf: setKeyAccess, Arity: -3, Flags: rw, Since: "1.0.0",
+		one(&Command{Name: "set", Access: []command.KeyAccess{command.KeyReadWrite}, AccessOf: setKeyAccess, Docs: "key:key value:string condition=[NX|XX]@2.6.12 [GET]@6.2.0 expiration=[EX seconds:integer@2.6.12|PX milliseconds:integer@2.6.12|EXAT unix-time-seconds:unix-time@6.2.0|PXAT unix-time-milliseconds:unix-time@6.2.0|KEEPTTL@6.0.0]", Complexity: "O(1)", Arity: -3, Flags: rw, Since: "1.0.0",
 			Summary: "Sets the string value of a key, ignoring its type. The key is created if it doesn't exist.", Handler: cmdSet}),
-		one(&Command{Name: "setnx", Arity: 3, Flags: rwFast, Since: "1.0.0",
+		one(&Command{Name: "setnx", Docs: "key:key value:string", Arity: 3, Flags: rwFast, Since: "1.0.0",
 			Summary: "Set the string value of a key only when the key doesn't exist.", Handler: cmdSetNX}),
-		one(&Command{Name: "setex", Arity: 4, Flags: rw, Since: "2.0.0",
+		one(&Command{Name: "setex", Docs: "key:key seconds:integer value:string", Arity: 4, Flags: rw, Since: "2.0.0",
 			Summary: "Sets the string value and expiration time of a key. Creates the key if it doesn't exist.", Handler: cmdSetEX}),
-		one(&Command{Name: "psetex", Arity: 4, Flags: rw, Since: "2.6.0",
+		one(&Command{Name: "psetex", Docs: "key:key milliseconds:integer value:string", Arity: 4, Flags: rw, Since: "2.6.0",
 			Summary: "Sets both string value and expiration time in milliseconds of a key. The key is created if it doesn't exist.", Handler: cmdSetEX}),
-		one(&Command{Name: "getset", Access: []command.KeyAccess{command.KeyReadWrite}, Arity: 3, Flags: rwFast, Since: "1.0.0",
+		one(&Command{Name: "getset", Access: []command.KeyAccess{command.KeyReadWrite}, Docs: "key:key value:string", Arity: 3, Flags: rwFast, Since: "1.0.0",
 			Summary: "Returns the previous string value of a key after setting it to a new value.", Handler: cmdGetSet}),
-		one(&Command{Name: "getex", Access: []command.KeyAccess{command.KeyReadWrite}, Arity: -2, Flags: command.Write | command.Fast, Since: "6.2.0",
+		one(&Command{Name: "getex", Access: []command.KeyAccess{command.KeyReadWrite}, Docs: "key:key expiration=[EX seconds:integer|PX milliseconds:integer|EXAT unix-time-seconds:unix-time|PXAT unix-time-milliseconds:unix-time|PERSIST]", Arity: -2, Flags: command.Write | command.Fast, Since: "6.2.0",
 			Summary: "Returns the string value of a key after setting its expiration time.", Handler: cmdGetEX}),
-		one(&Command{Name: "getdel", Access: []command.KeyAccess{command.KeyReadWrite}, Arity: 2, Flags: command.Write | command.Fast, Since: "6.2.0",
+		one(&Command{Name: "getdel", Access: []command.KeyAccess{command.KeyReadWrite}, Docs: "key:key", Arity: 2, Flags: command.Write | command.Fast, Since: "6.2.0",
 			Summary: "Returns the string value of a key after deleting the key.", Handler: cmdGetDel}),
-		{Name: "mget", Arity: -2, Flags: roFast, FirstKey: 1, LastKey: -1, Step: 1, Group: "string", Since: "1.0.0",
+		{Name: "mget", Docs: "key:key...", Arity: -2, Flags: roFast, FirstKey: 1, LastKey: -1, Step: 1, Group: "string", Since: "1.0.0",
 			Summary: "Atomically returns the string values of one or more keys.", Handler: cmdMGet},
-		{Name: "mset", Arity: -3, Flags: rw, FirstKey: 1, LastKey: -1, Step: 2, Group: "string", Since: "1.0.1",
+		{Name: "mset", Docs: "data=(key:key value:string)...", Arity: -3, Flags: rw, FirstKey: 1, LastKey: -1, Step: 2, Group: "string", Since: "1.0.1",
 			Summary: "Atomically creates or modifies the string values of one or more keys.", Handler: cmdMSet},
-		{Name: "msetnx", Arity: -3, Flags: rw, FirstKey: 1, LastKey: -1, Step: 2, Group: "string", Since: "1.0.1",
+		{Name: "msetnx", Docs: "data=(key:key value:string)...", Arity: -3, Flags: rw, FirstKey: 1, LastKey: -1, Step: 2, Group: "string", Since: "1.0.1",
 			Summary: "Atomically modifies the string values of one or more keys only when all keys don't exist.", Handler: cmdMSet},
-		one(&Command{Name: "incr", Access: []command.KeyAccess{command.KeyReadWrite}, Arity: 2, Flags: rwFast, Since: "1.0.0",
+		one(&Command{Name: "incr", Access: []command.KeyAccess{command.KeyReadWrite}, Docs: "key:key", Arity: 2, Flags: rwFast, Since: "1.0.0",
 			Summary: "Increments the integer value of a key by one. Uses 0 as initial value if the key doesn't exist.", Handler: cmdIncr}),
-		one(&Command{Name: "decr", Access: []command.KeyAccess{command.KeyReadWrite}, Arity: 2, Flags: rwFast, Since: "1.0.0",
+		one(&Command{Name: "decr", Access: []command.KeyAccess{command.KeyReadWrite}, Docs: "key:key", Arity: 2, Flags: rwFast, Since: "1.0.0",
 			Summary: "Decrements the integer value of a key by one. Uses 0 as initial value if the key doesn't exist.", Handler: cmdIncr}),
-		one(&Command{Name: "incrby", Access: []command.KeyAccess{command.KeyReadWrite}, Arity: 3, Flags: rwFast, Since: "1.0.0",
+		one(&Command{Name: "incrby", Access: []command.KeyAccess{command.KeyReadWrite}, Docs: "key:key increment:integer", Arity: 3, Flags: rwFast, Since: "1.0.0",
 			Summary: "Increments the integer value of a key by a number. Uses 0 as initial value if the key doesn't exist.", Handler: cmdIncr}),
-		one(&Command{Name: "decrby", Access: []command.KeyAccess{command.KeyReadWrite}, Arity: 3, Flags: rwFast, Since: "1.0.0",
+		one(&Command{Name: "decrby", Access: []command.KeyAccess{command.KeyReadWrite}, Docs: "key:key decrement:integer", Arity: 3, Flags: rwFast, Since: "1.0.0",
 			Summary: "Decrements a number from the integer value of a key. Uses 0 as initial value if the key doesn't exist.", Handler: cmdIncr}),
-		one(&Command{Name: "incrbyfloat", Access: []command.KeyAccess{command.KeyReadWrite}, Arity: 3, Flags: rwFast, Since: "2.6.0",
+		one(&Command{Name: "incrbyfloat", Access: []command.KeyAccess{command.KeyReadWrite}, Docs: "key:key increment:double", Arity: 3, Flags: rwFast, Since: "2.6.0",
 			Summary: "Increment the floating point value of a key by a number. Uses 0 as initial value if the key doesn't exist.", Handler: cmdIncrByFloat}),
-		one(&Command{Name: "append", Arity: 3, Flags: rwFast, Since: "2.0.0",
+		one(&Command{Name: "append", Docs: "key:key value:string", Arity: 3, Flags: rwFast, Since: "2.0.0",
 			Summary: "Appends a string to the value of a key. Creates the key if it doesn't exist.", Handler: cmdAppend}),
-		one(&Command{Name: "strlen", Access: []command.KeyAccess{command.KeyAny}, Arity: 2, Flags: roFast, Since: "2.2.0",
+		one(&Command{Name: "strlen", Access: []command.KeyAccess{command.KeyAny}, Docs: "key:key", Arity: 2, Flags: roFast, Since: "2.2.0",
 			Summary: "Returns the length of a string value.", Handler: cmdStrlen}),
-		one(&Command{Name: "setrange", Arity: 4, Flags: rw, Since: "2.2.0",
+		one(&Command{Name: "setrange", Docs: "key:key offset:integer value:string", Arity: 4, Flags: rw, Since: "2.2.0",
 			Summary: "Overwrites a part of a string value with another by an offset. Creates the key if it doesn't exist.", Handler: cmdSetRange}),
-		one(&Command{Name: "getrange", Arity: 4, Flags: command.Readonly, Since: "2.4.0",
+		one(&Command{Name: "getrange", Docs: "key:key start:integer end:integer", Arity: 4, Flags: command.Readonly, Since: "2.4.0",
 			Summary: "Returns a substring of the string stored at a key.", Handler: cmdGetRange}),
-		one(&Command{Name: "substr", Arity: 4, Flags: command.Readonly, Since: "1.0.0",
+		one(&Command{Name: "substr", Docs: "key:key start:integer end:integer", Arity: 4, Flags: command.Readonly, Since: "1.0.0",
 			Summary: "Returns a substring from a string value.", Handler: cmdGetRange}),
 	}
 }
@@ -132,10 +131,14 @@ func expireArg(x *Ctx, arg []byte, unit int64, abs bool) (int64, bool) {
 
 // storeString stores value under key with expiry exp (0: none). An expiry
 // at or before now deletes the key instead: a key is never stored dead.
-// value must be owned by the keyspace (not a request buffer).
+// value must be owned by the keyspace (not a request buffer). Either way
+// the key's watchers see a change, as in Redis (which stores, then
+// deletes).
 func storeString(x *Ctx, key []byte, e shards.Entry) {
 	if e.Exp != 0 && e.Exp <= x.now {
-		x.del(key)
+		if !x.del(key) {
+			x.signal(key)
+		}
 		return
 	}
 	x.put(key, e)
@@ -157,15 +160,6 @@ const (
 
 	optExpire = optEX | optPX | optEXAT | optPXAT
 )
-
-// optIs reports whether arg names option name (lower case). Like Redis,
-// which compares C strings, it ignores anything from a NUL byte on.
-func optIs(arg []byte, name string) bool {
-	if i := bytes.IndexByte(arg, 0); i >= 0 {
-		arg = arg[:i]
-	}
-	return len(arg) == len(name) && bytes.EqualFold(arg, []byte(name))
-}
 
 // setOptions holds parsed SET/GETEX options.
 type setOptions struct {

@@ -13,7 +13,7 @@ func throttleCommands() []*Command {
 	return []*Command{
 		// Registered like redis-cell: flag "write" only, arity -1 (the
 		// handler checks the argument count and answers with the usage text).
-		{Name: "cl.throttle", Access: []command.KeyAccess{command.KeyReadWrite}, Arity: -1, Flags: command.Write | command.AddsKeys, FirstKey: 1, LastKey: 1, Step: 1,
+		{Name: "cl.throttle", Access: []command.KeyAccess{command.KeyReadWrite}, Docs: "key:key max_burst:integer count_per_period:integer period:integer [quantity:integer]", Complexity: "O(1)", Arity: -1, Flags: command.Write | command.AddsKeys, FirstKey: 1, LastKey: 1, Step: 1,
 			Group: "module", Since: "0.5.0", Summary: "Rate limits a key with GCRA (redis-cell compatible).",
 			Handler: cmdThrottle},
 	}

@@ -197,6 +197,8 @@ var configTable = []*ConfigParam{
 		func(c *Config) *bool { return &c.HotKeys }, yesNoCodec).
 		mutable(func(s *Server) string { return yesNo(s.hot.on.Load()) },
 			func(s *Server, c *Config) { s.hot.on.Store(c.HotKeys) }),
+	row("enable-debug-command", "no|yes|local: who may run DEBUG (local: loopback clients)",
+		func(c *Config) *string { return &c.EnableDebugCommand }, enumCodec("no", "yes", "local")),
 	row("turnstile-watch-max-keys", "most keys one connection may WATCH",
 		func(c *Config) *int { return &c.MaxWatchedKeys }, integer[int](1, math.MaxInt32)),
 	row("turnstile-multi-max-commands", "most commands one MULTI may queue",
@@ -334,6 +336,21 @@ func rangeError(lo, hi int64) error {
 
 func oneOfError(names ...string) error {
 	return configError("argument(s) must be one of the following: " + strings.Join(names, ", "))
+}
+
+// enumCodec is one of names, in any case; CONFIG GET prints it lower case.
+func enumCodec(names ...string) codec[string] {
+	return codec[string]{
+		parse: func(v string) (string, error) {
+			for _, n := range names {
+				if strings.EqualFold(v, n) {
+					return n, nil
+				}
+			}
+			return "", oneOfError(names...)
+		},
+		format: func(v string) string { return v },
+	}
 }
 
 // codec parses and formats the values of one type.

@@ -138,6 +138,8 @@ var configCases = map[string]struct {
 		bad: [][2]string{{"1", "'yes' or 'no'"}}},
 	"turnstile-native-scripts": {good: [][2]string{{"no", "no"}, {"yes", "yes"}},
 		bad: [][2]string{{"maybe", "yes"}}},
+	"enable-debug-command": {good: [][2]string{{"no", "no"}, {"YES", "yes"}, {"local", "local"}},
+		bad: [][2]string{{"maybe", "one of the following: no, yes, local"}}},
 	"turnstile-watch-max-keys": {good: [][2]string{{"10", "10"}},
 		bad: [][2]string{{"0", "between 1 and 2147483647"}, {"1kb", "integer"}}},
 	"turnstile-multi-max-commands": {good: [][2]string{{"5000", "5000"}},

@@ -261,7 +261,7 @@ var ignoredDirectives = func() map[string]bool {
 		cluster-link-sendbuf-limit cluster-migration-barrier cluster-node-timeout cluster-port
 		cluster-preferred-endpoint-type cluster-replica-no-failover cluster-replica-validity-factor
 		cluster-require-full-coverage cluster-slave-no-failover cluster-slave-validity-factor
-		crash-log-enabled crash-memcheck-enabled disable-thp dynamic-hz enable-debug-command
+		crash-log-enabled crash-memcheck-enabled disable-thp dynamic-hz
 		enable-module-command enable-protected-configs hash-max-listpack-entries hash-max-listpack-value
 		hash-max-ziplist-entries hash-max-ziplist-value hll-sparse-max-bytes ignore-warnings io-threads
 		io-threads-do-reads jemalloc-bg-thread latency-monitor-threshold latency-tracking

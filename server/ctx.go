@@ -101,6 +101,17 @@ func (x *Ctx) del(key []byte) bool {
 	return true
 }
 
+// signal marks the WATCHes of key in the selected database broken, and
+// tells tracking clients of a change, without changing the key: a write
+// that leaves nothing behind (SET ... PXAT in the past on a missing key)
+// is still a modification in Redis. No effect is logged.
+func (x *Ctx) signal(key []byte) {
+	x.selected(key).Signal(key)
+	if x.s.hooks.Load() != 0 {
+		x.noteChange(persistence.OpDel, x.c.db, key)
+	}
+}
+
 // watch registers the client's WATCH of key in the selected database and
 // returns the key's expiry (0: none, or no such key).
 func (x *Ctx) watch(key []byte, w *shards.Watch) int64 {
@@ -124,6 +135,39 @@ func (x *Ctx) flushDB(db int) {
 		m.FlushLocked(i)
 	}
 	x.record(persistence.Effect{Op: persistence.OpFlushDB, DB: db})
+}
+
+// swapDB exchanges the contents of databases a and b: both are flushed,
+// then each gets the other's live keys (values, expiries). Through
+// flushDB and putDB the log gets effects it can replay, WATCHes of a key
+// that existed in either database break (as in Redis), and blocked and
+// tracking clients hear of the changes. The execution holds every shard
+// (SWAPDB is flagged Write|Keyspace). A key's string bytes stay valid
+// after the flush: a flushed table drops its arena, it does not reuse it.
+func (x *Ctx) swapDB(a, b int) {
+	if lockCheck && !x.ex.locks.all {
+		panic("lockcheck: " + x.cmd.FullName() + " swaps without holding every shard")
+	}
+	if a == b {
+		return
+	}
+	collect := func(db int) []dbEntry {
+		var out []dbEntry
+		x.s.dbs[db].ForEach(x.now, true, func(k string, e shards.Entry) bool {
+			out = append(out, dbEntry{key: []byte(k), e: e})
+			return true
+		})
+		return out
+	}
+	inA, inB := collect(a), collect(b)
+	x.flushDB(a)
+	x.flushDB(b)
+	for _, kv := range inB {
+		x.putDB(a, kv.key, kv.e)
+	}
+	for _, kv := range inA {
+		x.putDB(b, kv.key, kv.e)
+	}
 }
 
 // Keyspace-wide reads of the selected database. They lock one shard at a
@@ -170,4 +214,21 @@ func (x *Ctx) checkHeld(db, shard int) {
 	if !x.ex.locks.holds(db, shard) {
 		panic("lockcheck: " + x.cmd.FullName() + " touches a shard it does not hold")
 	}
+}
+
+// keyHash returns key's hash in the selected database, its shard and the
+// number of shards (hot-key counting: hotkeys.go).
+func (x *Ctx) keyHash(key []byte) (h uint64, shard, nShards int) {
+	h = x.ks.Hash(key)
+	return h, x.ks.ShardOfHash(h), x.ks.NumShards()
+}
+
+// withShard runs fn with shard i of the selected database locked, for a
+// command that holds no shard (RL.HOTKEYS reads each shard's hot-key
+// sketch under its lock).
+func (x *Ctx) withShard(i int, fn func()) {
+	m := x.s.dbs[x.c.db]
+	m.Lock(i)
+	defer m.Unlock(i)
+	fn()
 }

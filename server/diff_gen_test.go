@@ -140,8 +140,34 @@ func (g *gen) next() []dstep {
 		}
 	}
 	g.left--
+	if g.r.IntN(150) == 0 {
+		return append(out, g.watchSteps()...)
+	}
 	out = append(out, g.step())
 	return out
+}
+
+// watchSteps WATCHes a key, writes it (often with an expiry in the past,
+// which deletes it: a change all the same) or not, and runs a transaction
+// whose EXEC tells whether the WATCH broke.
+func (g *gen) watchSteps() []dstep {
+	k := g.key()
+	w := dstep{oneKey(k, "WATCH", k)}
+	var write dcmd
+	switch g.r.IntN(5) {
+	case 0:
+		write = oneKey(k, "SET", k, g.value(), g.kw("PXAT"), g.pick([]string{"1", "100"}))
+	case 1:
+		write = oneKey(k, "SET", k, g.value(), g.kw("EXAT"), "1")
+	case 2:
+		write = oneKey(k, "SET", k, g.value(), g.kw(g.pick([]string{"NX", "XX"})), "PXAT", "1")
+	case 3:
+		write = oneKey(k, "GETEX", k, g.kw("PXAT"), "1")
+	default:
+		write = oneKey(k, "GET", k)
+	}
+	tx := dstep{{args: []string{"MULTI"}}, oneKey(k, "EXISTS", k), dcmd{args: []string{"EXEC"}}}
+	return []dstep{w, {write}, tx}
 }
 
 func (g *gen) step() dstep {
@@ -185,7 +211,7 @@ func (g *gen) command() dcmd {
 	} else {
 		c = g.family().draw(g)
 	}
-	if g.r.IntN(100) < 3 {
+	if g.r.IntN(100) < 3 && c.name() != "COMMAND" { // COMMAND alone lists everything
 		switch g.r.IntN(3) {
 		case 0:
 			c.args = c.args[:1]
@@ -248,6 +274,20 @@ func (g *gen) some(n int, f func() string) []string {
 }
 func (g *gen) maybe(pct int) bool { return g.r.IntN(100) < pct }
 
+// kw returns a keyword, now and then in lower case or with a NUL byte and
+// junk after it: Redis compares keywords as C strings (up to the NUL).
+func (g *gen) kw(w string) string {
+	switch g.r.IntN(40) {
+	case 0:
+		return strings.ToLower(w)
+	case 1:
+		return w + "\x00"
+	case 2:
+		return strings.ToLower(w) + "\x00junk"
+	}
+	return w
+}
+
 func mkCmd(keys []string, args ...string) dcmd { return dcmd{args: args, keys: keys} }
 func oneKey(k string, args ...string) dcmd     { return dcmd{args: args, keys: []string{k}} }
 
@@ -276,7 +316,7 @@ var genericEntries = []genEntry{
 		}
 		c := oneKey(k, "EXPIRE", k, secs)
 		if g.maybe(30) {
-			c.args = append(c.args, g.pick([]string{"NX", "XX", "GT", "LT", "nx", "BAD"}))
+			c.args = append(c.args, g.kw(g.pick([]string{"NX", "XX", "GT", "LT", "nx", "BAD"})))
 		}
 		return c
 	}},
@@ -287,9 +327,51 @@ var genericEntries = []genEntry{
 		a, b := g.key(), g.key()
 		c := mkCmd([]string{a, b}, "COPY", a, b)
 		if g.maybe(50) {
-			c.args = append(c.args, "REPLACE")
+			c.args = append(c.args, g.kw("REPLACE"))
 		}
 		return c
+	}},
+	// Between databases 5 and 6 only: the main run uses database 0 and the
+	// minimiser database 9.
+	{2, func(g *gen) dcmd {
+		k := g.key()
+		return oneKey(k, "MOVE", k, g.pick([]string{"5", "5", "6", "abc", "99", "-1", "5\x00"}))
+	}},
+	{1, func(g *gen) dcmd { return mkCmd(nil, "SWAPDB", "5", g.pick([]string{"6", "6", "6", "x", "99", "5"})) }},
+	{2, func(g *gen) dcmd { k := g.key(); return oneKey(k, "DUMP", k) }},
+	{3, func(g *gen) dcmd {
+		src, dst := g.key(), g.key()
+		payload := dumpOwn + src
+		switch n := g.r.IntN(10); {
+		case n < 4:
+			payload = dumpCross + src
+		case n == 4:
+			payload = g.pick([]string{"", "x", "\x00\x05hello\x0a\x00"})
+		}
+		c := mkCmd([]string{dst, src}, "RESTORE", dst, g.pick([]string{"0", "0", "0", "100000", "-1", "abc"}), payload)
+		if g.maybe(60) {
+			c.args = append(c.args, g.kw("REPLACE"))
+		}
+		if g.maybe(10) {
+			c.args = append(c.args, g.kw("ABSTTL"))
+		}
+		if g.maybe(10) {
+			c.args = append(c.args, g.kw(g.pick([]string{"IDLETIME", "FREQ"})), g.pick([]string{"10", "-1", "300", "x"}))
+		}
+		return c
+	}},
+	{2, func(g *gen) dcmd {
+		// The keys of some other command, as the command table finds them.
+		var c dcmd
+		if g.maybe(20) {
+			c = g.generic.draw(g)
+		} else {
+			c = g.family().draw(g)
+		}
+		if g.maybe(10) {
+			c.args = append([]string{g.pick([]string{"nosuch", "client", "object", "ping", "eval"})}, c.args[1:]...)
+		}
+		return mkCmd(nil, append([]string{"COMMAND", "GETKEYS"}, c.args...)...)
 	}},
 }
 
@@ -298,19 +380,21 @@ var stringEntries = []genEntry{
 		k := g.key()
 		c := oneKey(k, "SET", k, g.value())
 		if g.maybe(20) {
-			c.args = append(c.args, g.pick([]string{"NX", "XX"}))
+			c.args = append(c.args, g.kw(g.pick([]string{"NX", "XX"})))
 		}
 		if g.maybe(15) {
-			c.args = append(c.args, "GET")
+			c.args = append(c.args, g.kw("GET"))
 		}
 		if g.maybe(15) {
-			switch g.r.IntN(3) {
+			switch g.r.IntN(4) {
 			case 0:
-				c.args = append(c.args, "EX", g.pick([]string{"1000", "5000", "0", "-1", "abc"}))
+				c.args = append(c.args, g.kw("EX"), g.pick([]string{"1000", "5000", "0", "-1", "abc"}))
 			case 1:
-				c.args = append(c.args, "PX", g.pick([]string{"1000000", "5000000", "0"}))
+				c.args = append(c.args, g.kw("PX"), g.pick([]string{"1000000", "5000000", "0"}))
+			case 2: // mostly in the past: the key is deleted
+				c.args = append(c.args, g.kw(g.pick([]string{"EXAT", "PXAT"})), g.pick([]string{"1", "100", "4102444800000", "0", "abc"}))
 			default:
-				c.args = append(c.args, "KEEPTTL")
+				c.args = append(c.args, g.kw("KEEPTTL"))
 			}
 		}
 		return c
@@ -411,7 +495,7 @@ var zsetEntries = []genEntry{
 		c := oneKey(k, "ZADD", k)
 		for _, f := range []string{"NX", "XX", "GT", "LT", "CH", "INCR"} {
 			if g.maybe(12) {
-				c.args = append(c.args, f)
+				c.args = append(c.args, g.kw(f))
 			}
 		}
 		g.r.Shuffle(len(c.args)-2, func(i, j int) { c.args[2+i], c.args[2+j] = c.args[2+j], c.args[2+i] })
@@ -465,7 +549,7 @@ var zsetEntries = []genEntry{
 			c.args = append(c.args, "LIMIT", g.index(), g.index())
 		}
 		if g.maybe(30) {
-			c.args = append(c.args, "WITHSCORES")
+			c.args = append(c.args, g.kw("WITHSCORES"))
 		}
 		return c
 	}},
@@ -535,7 +619,7 @@ var listEntries = []genEntry{
 	}},
 	{2, func(g *gen) dcmd {
 		k := g.key()
-		return oneKey(k, "LINSERT", k, g.pick([]string{"BEFORE", "AFTER", "before", "MIDDLE"}), g.member(), g.member())
+		return oneKey(k, "LINSERT", k, g.kw(g.pick([]string{"BEFORE", "AFTER", "before", "MIDDLE"})), g.member(), g.member())
 	}},
 	{3, func(g *gen) dcmd {
 		k := g.key()
@@ -554,7 +638,7 @@ var listEntries = []genEntry{
 	{3, func(g *gen) dcmd {
 		a, b := g.key(), g.key()
 		ends := []string{"LEFT", "RIGHT", "left", "UP"}
-		return mkCmd([]string{a, b}, "LMOVE", a, b, g.pick(ends), g.pick(ends))
+		return mkCmd([]string{a, b}, "LMOVE", a, b, g.kw(g.pick(ends)), g.kw(g.pick(ends)))
 	}},
 	{2, func(g *gen) dcmd { a, b := g.key(), g.key(); return mkCmd([]string{a, b}, "RPOPLPUSH", a, b) }},
 }
@@ -709,6 +793,7 @@ func bulkStream(g *gen) dstep {
 // probe of what the build under test knows.
 var diffCommandNames = []string{
 	"DEL", "EXISTS", "TYPE", "OBJECT", "EXPIRE", "PERSIST", "TTL", "RENAME", "COPY",
+	"MOVE", "SWAPDB", "DUMP", "RESTORE", "COMMAND", "WATCH", "GETEX",
 	"SET", "GET", "INCR", "APPEND",
 	"HSET", "HSETNX", "HGET", "HMGET", "HGETALL", "HDEL", "HEXISTS", "HLEN", "HKEYS", "HVALS",
 	"HSTRLEN", "HINCRBY", "HINCRBYFLOAT",

@@ -236,14 +236,15 @@ func (d *diffRun) runStep(p diffPair, hist []dstep, st dstep) []divergence {
 		if orderedIfPacked[c.name()] && len(c.args) == 2 {
 			enc = p.redis.do("OBJECT", "ENCODING", c.args[1])
 		}
-		rt := p.ts.do(c.args...)
+		ra, ta := expandDumps(p, c.args)
+		rt := p.ts.do(ta...)
 		if isUnknownCommand(rt) {
 			if p == d.main {
 				d.skipped[c.name()]++ // Turnstile knows the name but not this form
 			}
 			return nil
 		}
-		rr := p.redis.do(c.args...)
+		rr := p.redis.do(ra...)
 		if p == d.main {
 			d.ran[c.name()]++
 		}
@@ -274,8 +275,12 @@ func (d *diffRun) runStep(p diffPair, hist []dstep, st dstep) []divergence {
 	// (classify asks Redis about the key).
 	var queued []divergence
 	var execRedis, execTS string
+	expanded := make([][2][]string, len(st)) // DUMPs run before MULTI
 	for i, c := range st {
-		rr, rt := p.redis.do(c.args...), p.ts.do(c.args...)
+		expanded[i][0], expanded[i][1] = expandDumps(p, c.args)
+	}
+	for i, c := range st {
+		rr, rt := p.redis.do(expanded[i][0]...), p.ts.do(expanded[i][1]...)
 		if p == d.main {
 			d.ran[c.name()]++
 		}
@@ -375,6 +380,8 @@ func sameReply(c dcmd, redis, ts string, enc string) bool {
 	switch {
 	case name == "TTL":
 		return ttlClass(redis) == ttlClass(ts)
+	case name == "DUMP": // payloads differ by encoding: nil, a payload, or the same error
+		return redis[0] == ts[0] && (redis[0] == '$' || redis == ts)
 	case unorderedAlways[name],
 		orderedIfPacked[name] && enc != "$8\r\nlistpack\r\n" && enc != "$6\r\nintset\r\n":
 		return sortedReply(redis, name == "HGETALL") == sortedReply(ts, name == "HGETALL")
@@ -597,6 +604,12 @@ func formatArgs(args []string) string {
 }
 
 func quoteArg(a string) string {
+	if own, key, ok := dumpMarker(a); ok {
+		if own {
+			return "$(DUMP " + quoteArg(key) + ")"
+		}
+		return "$(DUMP " + quoteArg(key) + " on the other server)"
+	}
 	plain := a != ""
 	for i := 0; i < len(a); i++ {
 		if c := a[i]; c <= ' ' || c >= 0x7f || c == '"' || c == '\'' || c == '\\' {
@@ -740,6 +753,13 @@ var diffKnown = []struct {
 		},
 	},
 	{
+		// Turnstile's DUMP does not serialize streams (cmd_dump.go).
+		name: "DUMP of a stream is not supported",
+		match: func(d *diffRun, dv divergence) bool {
+			return dv.cmd.name() == "DUMP" && dv.redisKeyType == "stream" && strings.HasPrefix(dv.ts, "-ERR DUMP of a stream")
+		},
+	},
+	{
 		// Redis 7.0 negates RANK -9223372036854775808 with overflow and then
 		// ignores COUNT (matches-rank+1 overflows too): it replies with every
 		// match. Turnstile stops at COUNT. Redis 7.2 rejects that rank as
@@ -749,6 +769,61 @@ var diffKnown = []struct {
 			return dv.cmd.name() == "LPOS" && slices.Contains(dv.cmd.args, "-9223372036854775808")
 		},
 	},
+}
+
+// A RESTORE payload argument the generator cannot know is a marker:
+// dumpOwn+key is replaced by the DUMP of key on the same server, dumpCross+key
+// by the DUMP on the other server (so each server restores the other's
+// payloads too). A key that does not exist, that either server cannot
+// DUMP, or that Redis holds as a hash table (whose DUMP lists members in
+// an unspecified order, which a restored listpack would keep), gives ""
+// to both.
+const (
+	dumpOwn   = "\x01dump-own:"
+	dumpCross = "\x01dump-cross:"
+)
+
+func dumpMarker(a string) (own bool, key string, ok bool) {
+	if k, ok := strings.CutPrefix(a, dumpOwn); ok {
+		return true, k, true
+	}
+	if k, ok := strings.CutPrefix(a, dumpCross); ok {
+		return false, k, true
+	}
+	return false, "", false
+}
+
+// expandDumps returns args for Redis and for Turnstile with the DUMP
+// markers replaced; args itself when it holds none.
+func expandDumps(p diffPair, args []string) (forRedis, forTS []string) {
+	forRedis, forTS = args, args
+	for i, a := range args {
+		own, key, ok := dumpMarker(a)
+		if !ok {
+			continue
+		}
+		if &forRedis[0] == &args[0] {
+			forRedis, forTS = slices.Clone(args), slices.Clone(args)
+		}
+		pr, pt := bulkBody(p.redis.do("DUMP", key)), bulkBody(p.ts.do("DUMP", key))
+		if pr == "" || pt == "" || p.redis.do("OBJECT", "ENCODING", key) == "$9\r\nhashtable\r\n" {
+			pr, pt = "", ""
+		}
+		if !own {
+			pr, pt = pt, pr
+		}
+		forRedis[i], forTS[i] = pr, pt
+	}
+	return forRedis, forTS
+}
+
+// bulkBody returns a bulk string reply's content, "" for any other reply.
+func bulkBody(r string) string {
+	if !strings.HasPrefix(r, "$") || strings.HasPrefix(r, "$-1") {
+		return ""
+	}
+	i := strings.Index(r, "\r\n")
+	return r[i+2 : len(r)-2]
 }
 
 // smallSet reports whether the set at key on Redis could be a listpack in

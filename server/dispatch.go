@@ -42,7 +42,10 @@ func unknownCommandError(args [][]byte) string {
 	return "ERR unknown command '" + truncate(args[0], 128) + "', with args beginning with: " + list.String()
 }
 
+// truncate quotes an argument in an error text as Redis's "%.*s" does:
+// up to its first NUL byte, at most n bytes.
 func truncate(b []byte, n int) string {
+	b = cstr(b)
 	if n < 0 {
 		n = 0
 	}

@@ -32,8 +32,13 @@ func (s *Server) expireLoop() {
 		case <-t.C:
 		}
 		s.setAccessClocks()
-		start := time.Now()
 		next := time.Second / time.Duration(s.hz.Load()) // hz may change (CONFIG SET)
+		// DEBUG SET-ACTIVE-EXPIRE 0 turns active expiry off.
+		if s.debug.noActiveExpire.Load() {
+			t.Reset(next)
+			continue
+		}
+		start := time.Now()
 		if e.slice(s, start) {
 			next = max(expireDuty*time.Since(start), expireMinGap)
 		}

@@ -36,12 +36,12 @@ type hotSketches struct {
 
 // hotState is the server's hot-key tracking.
 type hotState struct {
-	on  atomic.Bool
-	dbs []atomic.Pointer[hotSketches] // by database
+	on    atomic.Bool
+	perDB []atomic.Pointer[hotSketches] // by database
 }
 
 func (h *hotState) init(ndb int, on bool) {
-	h.dbs = make([]atomic.Pointer[hotSketches], ndb)
+	h.perDB = make([]atomic.Pointer[hotSketches], ndb)
 	h.on.Store(on)
 }
 
@@ -51,11 +51,11 @@ func (x *Ctx) noteHot(key []byte) {
 	if !h.on.Load() {
 		return
 	}
-	set := h.dbs[x.c.db].Load()
+	hash, i, n := x.keyHash(key)
+	set := h.perDB[x.c.db].Load()
 	if set == nil {
-		set = h.alloc(x.c.db, x.ks.NumShards())
+		set = h.alloc(x.c.db, n)
 	}
-	i := x.ks.ShardOf(key)
 	sk := set.sk[i]
 	if e := x.now / int64(hotDecay); e != set.epoch[i] {
 		for n := e - set.epoch[i]; n > 0 && n <= 32; n-- {
@@ -66,7 +66,7 @@ func (x *Ctx) noteHot(key []byte) {
 		}
 		set.epoch[i] = e
 	}
-	sk.Add(x.ks.Hash(key), key, 1)
+	sk.Add(hash, key, 1)
 }
 
 // alloc makes database db's sketches once.
@@ -75,10 +75,10 @@ func (h *hotState) alloc(db, nShards int) *hotSketches {
 	for i := range set.sk {
 		set.sk[i] = hotkeys.New(hotDepth, hotWidth, hotTop)
 	}
-	if h.dbs[db].CompareAndSwap(nil, set) {
+	if h.perDB[db].CompareAndSwap(nil, set) {
 		return set
 	}
-	return h.dbs[db].Load()
+	return h.perDB[db].Load()
 }
 
 func hotkeysCommands() []*Command {
@@ -109,12 +109,9 @@ func cmdRLHotkeys(x *Ctx) {
 		return
 	}
 	var items []hotkeys.Item
-	if set := x.s.hot.dbs[x.c.db].Load(); set != nil {
-		m := x.s.dbs[x.c.db]
+	if set := x.s.hot.perDB[x.c.db].Load(); set != nil {
 		for i, sk := range set.sk {
-			m.Lock(i)
-			items = sk.AppendTop(items)
-			m.Unlock(i)
+			x.withShard(i, func() { items = sk.AppendTop(items) })
 		}
 	}
 	items = hotkeys.Merge(items, n)

@@ -98,7 +98,7 @@ func transactionCommands() []*Command {
 			Summary: "Executes all commands in a transaction.", Handler: cmdExec},
 		{Name: "discard", Arity: 1, Flags: f | command.Fast | command.AllowBusy, Group: "transactions", Since: "2.0.0",
 			Summary: "Discards a transaction.", Handler: cmdDiscard},
-		{Name: "watch", Access: []command.KeyAccess{command.KeyAny}, Arity: -2, Flags: f | command.Fast | command.AllowBusy, FirstKey: 1, LastKey: -1, Step: 1, Group: "transactions", Since: "2.2.0",
+		{Name: "watch", Access: []command.KeyAccess{command.KeyAny}, Docs: "key:key...", Arity: -2, Flags: f | command.Fast | command.AllowBusy, FirstKey: 1, LastKey: -1, Step: 1, Group: "transactions", Since: "2.2.0",
 			Summary: "Monitors changes to keys to determine the execution of a transaction.", Handler: cmdWatch},
 		{Name: "unwatch", Arity: 1, Flags: command.NoScript | command.Loading | command.Stale | command.Fast | command.AllowBusy | command.Leader, Group: "transactions", Since: "2.2.0",
 			Summary: "Forgets about watched keys of a transaction.", Handler: cmdUnwatch},

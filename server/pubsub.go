@@ -66,15 +66,15 @@ func errPubsubContext(cmd *Command) string {
 func pubsubCommands() []*Command {
 	const f = command.NoScript | command.Loading | command.Stale
 	return []*Command{
-		{Name: "subscribe", Arity: -2, Flags: f, Group: "pubsub", Since: "2.0.0",
+		{Name: "subscribe", Docs: "channel:string...", Arity: -2, Flags: f, Group: "pubsub", Since: "2.0.0",
 			Summary: "Listens for messages published to channels.", Handler: cmdSubscribe},
-		{Name: "unsubscribe", Arity: -1, Flags: f, Group: "pubsub", Since: "2.0.0",
+		{Name: "unsubscribe", Docs: "[channel:string...]", Arity: -1, Flags: f, Group: "pubsub", Since: "2.0.0",
 			Summary: "Stops listening to messages posted to channels.", Handler: cmdUnsubscribe},
-		{Name: "psubscribe", Arity: -2, Flags: f, Group: "pubsub", Since: "2.0.0",
+		{Name: "psubscribe", Docs: "pattern:pattern...", Arity: -2, Flags: f, Group: "pubsub", Since: "2.0.0",
 			Summary: "Listens for messages published to channels that match one or more patterns.", Handler: cmdPsubscribe},
-		{Name: "punsubscribe", Arity: -1, Flags: f, Group: "pubsub", Since: "2.0.0",
+		{Name: "punsubscribe", Docs: "[pattern:pattern...]", Arity: -1, Flags: f, Group: "pubsub", Since: "2.0.0",
 			Summary: "Stops listening to messages published to channels that match one or more patterns.", Handler: cmdPunsubscribe},
-		{Name: "publish", Arity: 3, Flags: command.Loading | command.Stale | command.Fast | command.MayReplicate, Group: "pubsub", Since: "2.0.0",
+		{Name: "publish", Docs: "channel:string message:string", Arity: 3, Flags: command.Loading | command.Stale | command.Fast | command.MayReplicate, Group: "pubsub", Since: "2.0.0",
 			Summary: "Posts a message to a channel.", Handler: cmdPublish},
 		{Name: "pubsub", Arity: -2, Group: "pubsub", Since: "2.8.0",
 			Summary: "A container for Pub/Sub commands.", Subs: pubsubSubcommands()},
@@ -84,15 +84,15 @@ func pubsubCommands() []*Command {
 func pubsubSubcommands() []*Command {
 	const f = command.Loading | command.Stale
 	return []*Command{
-		{Name: "channels", Arity: -2, Flags: f, Args: "[<pattern>]", Since: "2.8.0",
+		{Name: "channels", Docs: "[pattern:pattern]", Arity: -2, Flags: f, Args: "[<pattern>]", Since: "2.8.0",
 			Summary: "Returns the active channels.", Handler: pubsubChannels},
-		{Name: "numsub", Arity: -2, Flags: f, Args: "[<channel> ...]", Since: "2.8.0",
+		{Name: "numsub", Docs: "[channel:string...]", Arity: -2, Flags: f, Args: "[<channel> ...]", Since: "2.8.0",
 			Summary: "Returns a count of subscribers to channels.", Handler: pubsubNumsub},
 		{Name: "numpat", Arity: 2, Flags: f, Since: "2.8.0",
 			Summary: "Returns a count of unique pattern subscriptions.", Handler: pubsubNumpat},
-		{Name: "shardchannels", Arity: -2, Flags: f, Args: "[<pattern>]", Since: "7.0.0",
+		{Name: "shardchannels", Docs: "[pattern:pattern]", Arity: -2, Flags: f, Args: "[<pattern>]", Since: "7.0.0",
 			Summary: "Returns the active shard channels.", Handler: pubsubShardChannels},
-		{Name: "shardnumsub", Arity: -2, Flags: f, Args: "[<shardchannel> ...]", Since: "7.0.0",
+		{Name: "shardnumsub", Docs: "[shardchannel:string...]", Arity: -2, Flags: f, Args: "[<shardchannel> ...]", Since: "7.0.0",
 			Summary: "Returns the count of subscribers of shard channels.", Handler: pubsubShardNumsub},
 		{Name: "help", Arity: 2, Flags: f, NotCats: command.CatPubSub, Since: "6.2.0",
 			Summary: "Returns helpful text about the different subcommands.", Handler: subcommandHelp},
@@ -273,7 +273,7 @@ func encodePush(p3 bool, fn func(w *resp.Writer)) []byte {
 // pubsubChannels implements PUBSUB CHANNELS [pattern].
 func pubsubChannels(x *Ctx) {
 	if len(x.args) > 3 {
-		x.w.Error("ERR unknown subcommand or wrong number of arguments for '" + string(x.args[1]) + "'. Try PUBSUB HELP.")
+		x.w.Error("ERR unknown subcommand or wrong number of arguments for '" + cstring(x.args[1]) + "'. Try PUBSUB HELP.")
 		return
 	}
 	var pat []byte
@@ -320,7 +320,7 @@ func pubsubNumpat(x *Ctx) {
 // Shard channels (SSUBSCRIBE) are not supported: none ever exists.
 func pubsubShardChannels(x *Ctx) {
 	if len(x.args) > 3 {
-		x.w.Error("ERR unknown subcommand or wrong number of arguments for '" + string(x.args[1]) + "'. Try PUBSUB HELP.")
+		x.w.Error("ERR unknown subcommand or wrong number of arguments for '" + cstring(x.args[1]) + "'. Try PUBSUB HELP.")
 		return
 	}
 	x.w.Array(0)

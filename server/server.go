@@ -77,6 +77,9 @@ type Config struct {
 	// NativeScripts runs the known limiter scripts (script.Natives) in Go
 	// instead of Lua ("turnstile-native-scripts").
 	NativeScripts bool
+	// EnableDebugCommand is "no", "yes" or "local" (loopback clients
+	// only): who may run DEBUG (redis "enable-debug-command").
+	EnableDebugCommand string
 
 	// RLPolicies is the file of named rate-limit rules RL.CHECK applies
 	// ("rl-policies"; "": none, rules come from RL.POLICY SET).
@@ -156,6 +159,7 @@ func DefaultConfig() Config {
 		BusyReplyThreshold: 5000,
 		NativeScripts:      true,
 		HotKeys:            true,
+		EnableDebugCommand: "no",
 
 		MaxMemoryPolicy:  "noeviction",
 		MaxMemorySamples: 5,
@@ -255,6 +259,7 @@ type Server struct {
 	// while it is not 0 (its one atomic load).
 	hooks   atomic.Int32
 	scripts scripting             // Lua scripts (scripting.go)
+	debug   debugState            // what DEBUG changed (cmd_debug.go)
 	loadErr atomic.Pointer[error] // why loading failed, if it did
 	ready   chan struct{}         // closed once the dataset is loaded
 	stopped chan struct{}         // closed once Serve has shut everything down
@@ -329,7 +334,7 @@ func New(cfg Config) (*Server, error) {
 		connectionCommands(), serverCommands(), transactionCommands(),
 		stringCommands(), keyCommands(), objectCommands(), throttleCommands(), persistCommands(),
 		setCommands(), hashCommands(), zsetCommands(), listCommands(), blockingCommands(), streamCommands(),
-		pubsubCommands(), scriptingCommands(), raftCommands(), aclCommands(),
+		pubsubCommands(), scriptingCommands(), raftCommands(), aclCommands(), dbCommands(), dumpCommands(), debugCommands(),
 		rlCommands(), rlCheckCommands(), rlLeaseCommands(), hotkeysCommands(),
 		cfg.extraCommands,
 	)

@@ -330,7 +330,7 @@ func clientTracking(x *Ctx) {
 	var prefixes []string
 	for j := 3; j < len(x.args); j++ {
 		more := len(x.args) - 1 - j
-		switch opt := strings.ToLower(string(x.args[j])); {
+		switch opt := keyword(x.args[j]); {
 		case opt == "redirect" && more > 0:
 			j++
 			if redir != 0 {
@@ -364,7 +364,7 @@ func clientTracking(x *Ctx) {
 			return
 		}
 	}
-	switch strings.ToLower(string(x.args[2])) {
+	switch keyword(x.args[2]) {
 	case "off":
 		t.disable(c)
 		x.w.OK()
@@ -444,7 +444,7 @@ func clientCaching(x *Ctx) {
 		x.w.Error(errCachingMode)
 		return
 	}
-	switch strings.ToLower(string(x.args[2])) {
+	switch keyword(x.args[2]) {
 	case "yes":
 		if !c.trk.optin {
 			x.w.Error(errCachingYes)

@@ -148,6 +148,9 @@ func (m *Map) Unlock(i int) {
 // Hash returns the hash that places key in m, for the prefetch hints.
 func (m *Map) Hash(key []byte) uint64 { return m.hash(key) }
 
+// ShardOfHash is ShardOf for a key whose Hash is h.
+func (m *Map) ShardOfHash(h uint64) int { return int(h & m.mask) }
+
 // locate hashes key once: its shard (low bits) and its tag (top bits).
 func (m *Map) locate(key []byte) (*shard, uint32) {
 	h := m.hash(key)

@@ -52,3 +52,12 @@ func (s *shard) touchLocked(key []byte) {
 		w.Dirty.Store(true)
 	}
 }
+
+// Signal marks the watchers of key dirty without changing it: a write
+// that leaves no key behind (a value stored with an expiry already past)
+// still breaks WATCHes, as Redis's signalModifiedKey does. Requires key's
+// shard locked.
+func (m *Map) Signal(key []byte) {
+	s, _ := m.locate(key)
+	s.touchLocked(key)
+}
