@@ -19,11 +19,11 @@ import (
 
 func dbCommands() []*Command {
 	return []*Command{
-		{Name: "move", Docs: "key:key db:integer", Arity: 3, Flags: command.Write | command.Fast | command.AddsKeys, FirstKey: 1, LastKey: 1, Step: 1, Locks: moveLocks,
+		{Name: "move", Access: []command.KeyAccess{command.KeyReadWrite}, Docs: "key:key db:integer", Arity: 3, Flags: command.Write | command.Fast | command.AddsKeys, FirstKey: 1, LastKey: 1, Step: 1, Locks: moveLocks,
 			Group: "generic", Since: "1.0.0", Summary: "Moves a key to another database.", Handler: cmdMove},
-		{Name: "swapdb", Docs: "index1:integer index2:integer", Arity: 3, Flags: command.Write | command.Fast | command.Keyspace,
+		{Name: "swapdb", Cats: command.CatKeyspace | command.CatDangerous, Docs: "index1:integer index2:integer", Arity: 3, Flags: command.Write | command.Fast | command.Keyspace,
 			Group: "server", Since: "4.0.0", Summary: "Swaps two Redis databases.", Handler: cmdSwapDB},
-		{Name: "wait", Docs: "numreplicas:integer timeout:integer", Arity: 3, Flags: command.NoScript,
+		{Name: "wait", Cats: command.CatConnection, NotCats: command.CatKeyspace, Docs: "numreplicas:integer timeout:integer", Arity: 3, Flags: command.NoScript,
 			Group: "generic", Since: "3.0.0", Summary: "Blocks until the asynchronous replication of all preceding write commands sent by the connection is completed.", Handler: cmdWait},
 	}
 }

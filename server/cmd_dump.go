@@ -22,7 +22,7 @@ func dumpCommands() []*Command {
 	return []*Command{
 		{Name: "dump", Docs: "key:key", Arity: 2, Flags: command.Readonly, FirstKey: 1, LastKey: 1, Step: 1, Group: g, Since: "2.6.0",
 			Summary: "Returns a serialized representation of the value stored at a key.", Handler: cmdDump},
-		{Name: "restore", Docs: "key:key ttl:integer serialized-value:string [replace=REPLACE]@3.0.0 [absttl=ABSTTL]@5.0.0 [IDLETIME seconds:integer]@5.0.0 [FREQ frequency:integer]@5.0.0", Arity: -4, Flags: command.Write | command.DenyOOM | command.AddsKeys, FirstKey: 1, LastKey: 1, Step: 1, Group: g, Since: "2.6.0",
+		{Name: "restore", Cats: command.CatDangerous, Docs: "key:key ttl:integer serialized-value:string [replace=REPLACE]@3.0.0 [absttl=ABSTTL]@5.0.0 [IDLETIME seconds:integer]@5.0.0 [FREQ frequency:integer]@5.0.0", Arity: -4, Flags: command.Write | command.DenyOOM | command.AddsKeys, FirstKey: 1, LastKey: 1, Step: 1, Group: g, Since: "2.6.0",
 			Summary: "Creates a key from the serialized representation of a value.", Handler: cmdRestore},
 	}
 }
