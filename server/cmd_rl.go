@@ -25,16 +25,16 @@ import (
 // over: states of two algorithms do not convert.
 func rlCommands() []*Command {
 	return []*Command{
-		{Name: "rl.limit", Arity: -5, Flags: command.Write | command.Fast | command.AddsKeys, FirstKey: 1, LastKey: 1, Step: 1,
+		{Name: "rl.limit", Docs: "key:key algorithm=(GCRA|FIXED|SLIDING|LOG) limit:integer period:string [BURST burst:integer] [COST cost:integer] [PEEK] [MAP]", Arity: -5, Flags: command.Write | command.Fast | command.AddsKeys, FirstKey: 1, LastKey: 1, Step: 1,
 			Group: "module", Since: "0.1.0", Summary: "Checks and spends a rate limit: GCRA, FIXED, SLIDING or LOG.",
 			Handler: cmdRLLimit},
-		{Name: "rl.queue", Arity: -4, Flags: command.Write | command.Fast | command.AddsKeys, FirstKey: 1, LastKey: 1, Step: 1,
+		{Name: "rl.queue", Docs: "key:key rate:integer period:string [BURST burst:integer] [COST cost:integer] [PEEK] [MAP]", Arity: -4, Flags: command.Write | command.Fast | command.AddsKeys, FirstKey: 1, LastKey: 1, Step: 1,
 			Group: "module", Since: "0.1.0", Summary: "Reserves a place in a leaky bucket queue and returns the delay to wait.",
 			Handler: cmdRLQueue},
-		{Name: "rl.reset", Arity: 2, Flags: command.Write | command.Fast, FirstKey: 1, LastKey: 1, Step: 1,
+		{Name: "rl.reset", Docs: "key:key", Arity: 2, Flags: command.Write | command.Fast, FirstKey: 1, LastKey: 1, Step: 1,
 			Group: "module", Since: "0.1.0", Summary: "Forgets a rate-limit key's state.",
 			Handler: cmdRLReset},
-		{Name: "rl.info", Arity: 2, Flags: command.Readonly | command.Fast, FirstKey: 1, LastKey: 1, Step: 1,
+		{Name: "rl.info", Docs: "key:key", Arity: 2, Flags: command.Readonly | command.Fast, FirstKey: 1, LastKey: 1, Step: 1,
 			Group: "module", Since: "0.1.0", Summary: "Shows a rate-limit key's algorithm, rule and state in human units.",
 			Handler: cmdRLInfo},
 	}

@@ -16,18 +16,18 @@ import (
 // of one value in one slot, for a future cluster.
 func rlCheckCommands() []*Command {
 	return []*Command{
-		{Name: "rl.check", Arity: -3, Flags: command.Write | command.AddsKeys, Locks: rlCheckLocks,
+		{Name: "rl.check", Docs: "[COST cost:integer] pair=(rule:string value:string)...", Arity: -3, Flags: command.Write | command.AddsKeys, Locks: rlCheckLocks,
 			Args: "[COST <n>] <rule> <value> [<rule> <value> ...]", Group: "module", Since: "0.1.0",
 			Summary: "Checks named rules atomically; spends on all of them only if none denies.", Handler: cmdRLCheck},
 		{Name: "rl.policy", Arity: -2, Group: "module", Since: "0.1.0",
 			Summary: "A container for the named rate-limit rules.", Subs: []*Command{
 				{Name: "load", Arity: 2, Flags: command.Admin, Since: "0.1.0",
 					Summary: "Reads the policy file again, replacing every rule.", Handler: cmdRLPolicyLoad},
-				{Name: "set", Arity: -6, Flags: command.Admin, Args: "<id> <algorithm> <limit> <period> [BURST <b>] [SHADOW]", Since: "0.1.0",
+				{Name: "set", Docs: "id:string algorithm=(GCRA|FIXED|SLIDING|LOG) limit:integer period:string [BURST burst:integer] [SHADOW]", Arity: -6, Flags: command.Admin, Args: "<id> <algorithm> <limit> <period> [BURST <b>] [SHADOW]", Since: "0.1.0",
 					Summary: "Adds or replaces a rule.", Handler: cmdRLPolicySet},
-				{Name: "del", Arity: 3, Flags: command.Admin, Args: "<id>", Since: "0.1.0",
+				{Name: "del", Docs: "id:string", Arity: 3, Flags: command.Admin, Args: "<id>", Since: "0.1.0",
 					Summary: "Removes a rule.", Handler: cmdRLPolicyDel},
-				{Name: "get", Arity: 3, Args: "<id>", Since: "0.1.0",
+				{Name: "get", Docs: "id:string", Arity: 3, Args: "<id>", Since: "0.1.0",
 					Summary: "Shows a rule and its counters.", Handler: cmdRLPolicyGet},
 				{Name: "list", Arity: 2, Since: "0.1.0",
 					Summary: "Lists the rules' ids.", Handler: cmdRLPolicyList},

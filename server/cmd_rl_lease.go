@@ -16,17 +16,17 @@ import (
 func rlLeaseCommands() []*Command {
 	w := command.Write | command.Fast
 	return []*Command{
-		{Name: "rl.acquire", Arity: -4, Flags: w | command.AddsKeys, FirstKey: 1, LastKey: 1, Step: 1,
+		{Name: "rl.acquire", Docs: "key:key limit:integer lease_ms:integer [COST cost:integer]", Arity: -4, Flags: w | command.AddsKeys, FirstKey: 1, LastKey: 1, Step: 1,
 			Args: "<key> <limit> <lease_ms> [COST <n>]", Group: "module", Since: "0.1.0",
 			Summary: "Takes a concurrency lease if fewer than limit are alive; leases expire on their own.", Handler: cmdRLAcquire},
-		{Name: "rl.release", Arity: 3, Flags: w, FirstKey: 1, LastKey: 1, Step: 1,
+		{Name: "rl.release", Docs: "key:key id:string", Arity: 3, Flags: w, FirstKey: 1, LastKey: 1, Step: 1,
 			Args: "<key> <id>", Group: "module", Since: "0.1.0", Summary: "Ends a concurrency lease.", Handler: cmdRLRelease},
-		{Name: "rl.renew", Arity: 4, Flags: w, FirstKey: 1, LastKey: 1, Step: 1,
+		{Name: "rl.renew", Docs: "key:key id:string lease_ms:integer", Arity: 4, Flags: w, FirstKey: 1, LastKey: 1, Step: 1,
 			Args: "<key> <id> <lease_ms>", Group: "module", Since: "0.1.0", Summary: "Extends a concurrency lease.", Handler: cmdRLRenew},
-		{Name: "rl.borrow", Arity: -5, Flags: w | command.AddsKeys, FirstKey: 1, LastKey: 1, Step: 1,
+		{Name: "rl.borrow", Docs: "key:key limit:integer period:string n:integer [BURST burst:integer]", Arity: -5, Flags: w | command.AddsKeys, FirstKey: 1, LastKey: 1, Step: 1,
 			Args: "<key> <limit> <period> <n> [BURST <b>]", Group: "module", Since: "0.1.0",
 			Summary: "Takes up to n tokens from a GCRA bucket at once, to spend locally.", Handler: cmdRLBorrow},
-		{Name: "rl.return", Arity: 3, Flags: w, FirstKey: 1, LastKey: 1, Step: 1,
+		{Name: "rl.return", Docs: "key:key n:integer", Arity: 3, Flags: w, FirstKey: 1, LastKey: 1, Step: 1,
 			Args: "<key> <n>", Group: "module", Since: "0.1.0", Summary: "Gives unused borrowed tokens back.", Handler: cmdRLReturn},
 	}
 }

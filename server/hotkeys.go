@@ -83,7 +83,7 @@ func (h *hotState) alloc(db, nShards int) *hotSketches {
 
 func hotkeysCommands() []*Command {
 	return []*Command{
-		{Name: "rl.hotkeys", Arity: -1, Flags: command.Readonly | command.Random, Args: "[<count>]",
+		{Name: "rl.hotkeys", Docs: "[count:integer]", Arity: -1, Flags: command.Readonly | command.Random, Args: "[<count>]",
 			Group: "module", Since: "0.1.0",
 			Summary: "Lists the busiest rate-limit keys of the selected database, with estimated recent calls.",
 			Handler: cmdRLHotkeys},
