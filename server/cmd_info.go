@@ -29,6 +29,8 @@ func infoSections() []infoSection {
 		{"cpu", true, infoCPU},
 		{"scripts", false, infoScripts},
 		{"commandstats", false, infoCommandStats},
+		{"errorstats", false, infoErrorStats},     // errorstats.go
+		{"latencystats", false, infoLatencyStats}, // latency.go
 		{"keyspace", true, infoKeyspace},
 	}
 }

@@ -112,6 +112,14 @@ var configCases = map[string]struct {
 		bad: [][2]string{{"-1", "between 0 and"}, {"5s", "integer"}}},
 	"lua-time-limit": {good: [][2]string{{"2000", "2000"}},
 		bad: [][2]string{{"x", "integer"}}},
+	"slowlog-log-slower-than": {good: [][2]string{{"-1", "-1"}, {"0", "0"}, {"25000", "25000"}},
+		bad: [][2]string{{"-2", "between -1 and"}, {"1ms", "integer"}}},
+	"slowlog-max-len": {good: [][2]string{{"0", "0"}, {"1024", "1024"}},
+		bad: [][2]string{{"-1", "between 0 and"}}},
+	"latency-monitor-threshold": {good: [][2]string{{"0", "0"}, {"100", "100"}},
+		bad: [][2]string{{"-1", "between 0 and"}, {"x", "integer"}}},
+	"latency-tracking": {good: [][2]string{{"no", "no"}, {"YES", "yes"}},
+		bad: [][2]string{{"maybe", "'yes' or 'no'"}}},
 	"turnstile-native-scripts": {good: [][2]string{{"no", "no"}, {"yes", "yes"}},
 		bad: [][2]string{{"maybe", "yes"}}},
 	"turnstile-watch-max-keys": {good: [][2]string{{"10", "10"}},
@@ -194,7 +202,7 @@ func TestConfigTableShape(t *testing.T) {
 			t.Errorf("%s: not found by its flag %q", p.Name, p.Flag)
 		}
 	}
-	if want := "[requirepass maxclients timeout client-output-buffer-limit maxmemory maxmemory-policy maxmemory-samples lfu-log-factor lfu-decay-time stop-writes-on-bgsave-error busy-reply-threshold lua-time-limit turnstile-native-scripts]"; fmt.Sprint(mutable) != want {
+	if want := "[requirepass maxclients timeout client-output-buffer-limit maxmemory maxmemory-policy maxmemory-samples lfu-log-factor lfu-decay-time stop-writes-on-bgsave-error busy-reply-threshold lua-time-limit slowlog-log-slower-than slowlog-max-len latency-monitor-threshold latency-tracking turnstile-native-scripts]"; fmt.Sprint(mutable) != want {
 		t.Errorf("mutable rows %v, want %s", mutable, want)
 	}
 	if p := LookupConfigParam("SHARDS"); p == nil || p.Name != "turnstile-shards" {

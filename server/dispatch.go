@@ -94,7 +94,6 @@ func (s *Server) handle(c *client, args [][]byte) {
 		defer c.endCaching(cmd)
 	}
 	if errText != "" {
-		s.stats.reject(cmd)
 		c.touch(s.clock.Now())
 		switch {
 		case cmd != nil && cmd.Name == "exec":
@@ -106,7 +105,12 @@ func (s *Server) handle(c *client, args [][]byte) {
 		case c.multi != nil:
 			c.multi.dirty = true
 		}
+		s.stats.reject(cmd)
+		countError(s, errText)
 		c.w.Error(errText)
+		return
+	}
+	if s.ops.pause.Load() != nil && !s.waitPause(c, cmd) { // CLIENT PAUSE (pause.go)
 		return
 	}
 	if c.multi != nil && !cmd.Has(command.NoQueue) {

@@ -38,6 +38,7 @@ func (s *Server) expireLoop() {
 		if e.slice(s, start) {
 			next = max(expireDuty*time.Since(start), expireMinGap)
 		}
+		s.latencySince("expire-cycle", start) // LATENCY (latency.go)
 		t.Reset(next)
 	}
 }

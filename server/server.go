@@ -40,7 +40,8 @@ type Config struct {
 	// OutputLimits is client-output-buffer-limit (outlimit.go).
 	OutputLimits OutputBufferLimits
 	Persist      PersistConfig
-	LogLevel     string // redis "loglevel": debug, verbose, notice, warning (the binary's logger; see SlogLevel)
+	Ops          OpsConfig // slow log and latency monitor (ops.go)
+	LogLevel     string    // redis "loglevel": debug, verbose, notice, warning (the binary's logger; see SlogLevel)
 	Clock        clock.Clock
 	Logger       *slog.Logger
 
@@ -103,6 +104,7 @@ func DefaultConfig() Config {
 		Limits:       resp.DefaultLimits,
 		OutputLimits: DefaultOutputBufferLimits(),
 		Persist:      DefaultPersistConfig(),
+		Ops:          DefaultOpsConfig(),
 		LogLevel:     "notice",
 
 		MaxWatchedKeys:    100_000,
@@ -189,6 +191,7 @@ type Server struct {
 	// while it is not 0 (its one atomic load).
 	hooks   atomic.Int32
 	scripts scripting             // Lua scripts (scripting.go)
+	ops     opsState              // MONITOR, SLOWLOG, LATENCY, errorstats, CLIENT PAUSE (ops.go)
 	loadErr atomic.Pointer[error] // why loading failed, if it did
 	ready   chan struct{}         // closed once the dataset is loaded
 	stopped chan struct{}         // closed once Serve has shut everything down
@@ -248,12 +251,14 @@ func New(cfg Config) (*Server, error) {
 		stringCommands(), keyCommands(), objectCommands(), throttleCommands(), persistCommands(),
 		setCommands(), hashCommands(), zsetCommands(), listCommands(), blockingCommands(), streamCommands(),
 		pubsubCommands(), scriptingCommands(), raftCommands(),
+		monitorCommands(), slowlogCommands(), latencyCommands(),
 		cfg.extraCommands,
 	)
 	s.blocked.init(s.dbs)
 	s.stats.init(s.table)
 	s.initScripting()
 	s.initMemory()
+	s.initOps()
 	return s, nil
 }
 

@@ -31,7 +31,8 @@ type cmdStat struct {
 	usec     atomic.Int64
 	rejected atomic.Int64
 	failed   atomic.Int64
-	_        [32]byte // keep hot counters of different commands apart
+	hist     atomic.Pointer[latHist] // call durations (latency.go); nil until the first timed call
+	_        [24]byte                // keep hot counters of different commands apart
 }
 
 func (st *stats) init(t *Table) { st.cmds = make([]cmdStat, len(t.All())) }
@@ -97,4 +98,5 @@ func (s *Server) resetStats() {
 		c.rejected.Store(0)
 		c.failed.Store(0)
 	}
+	s.resetOpsStats() // errorstats, latency histograms (ops.go)
 }
