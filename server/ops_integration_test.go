@@ -58,7 +58,7 @@ func TestMonitorShowsCommandsAsRedis(t *testing.T) {
 		{[]string{"AUTH", "user", "secret"}, []string{`[0 ` + me + `] "AUTH" "(redacted)" "(redacted)"`}},
 		{[]string{"HELLO", "2", "AUTH", "default", "pw", "SETNAME", "n"}, []string{`[0 ` + me + `] "HELLO" "2" "AUTH" "(redacted)" "(redacted)" "SETNAME" "n"`}},
 		{[]string{"CONFIG", "GET", "maxclients"}, nil}, // admin: never shown
-		{[]string{"NOSUCH", "x"}, nil},                 // refused before running
+		{[]string{"NOSUCH", "x"}, nil}, // refused before running
 		{[]string{"GET"}, nil},
 		{[]string{"MULTI"}, []string{`[0 ` + me + `] "MULTI"`}},
 		{[]string{"SET", "a", "1"}, nil}, // queued: shown by EXEC
@@ -228,16 +228,16 @@ func TestLatencyStatsAndHistogram(t *testing.T) {
 func TestErrorStatsCount(t *testing.T) {
 	_, addr, _ := opsTestServer(t)
 	c := dialRaw(t, addr)
-	c.do("GET")                   // ERR (arity, refused)
-	c.do("NOSUCH")                // ERR (unknown)
-	c.do("SET", "s", "x")         //
-	c.do("LPUSH", "s", "x")       // WRONGTYPE (failed)
-	c.do("LPUSH", "s", "x")       // WRONGTYPE
+	c.do("GET")             // ERR (arity, refused)
+	c.do("NOSUCH")          // ERR (unknown)
+	c.do("SET", "s", "x")   //
+	c.do("LPUSH", "s", "x") // WRONGTYPE (failed)
+	c.do("LPUSH", "s", "x") // WRONGTYPE
 	c.do("EVAL", "return redis.error_reply('MYERR no')", "0")
 	c.do("MULTI")
-	c.do("GET")    // ERR, and the transaction is dirty
-	c.do("EXEC")   // EXECABORT
-	c.do("BLPOP")  // ERR
+	c.do("GET")   // ERR, and the transaction is dirty
+	c.do("EXEC")  // EXECABORT
+	c.do("BLPOP") // ERR
 	want := "# Errorstats\r\nerrorstat_ERR:count=4\r\nerrorstat_EXECABORT:count=1\r\nerrorstat_MYERR:count=1\r\nerrorstat_WRONGTYPE:count=2\r\n"
 	if got := c.do("INFO", "errorstats"); !strings.Contains(got, want) {
 		t.Fatalf("INFO errorstats: %q, want %q", got, want)
@@ -333,7 +333,7 @@ func TestClientReplyModes(t *testing.T) {
 	c.send(encodeCommand("GET", "a"))
 	expectReply(t, c, "+OK\r\n", "CLIENT", "REPLY", "ON")
 	c.send(encodeCommand("CLIENT", "REPLY", "SKIP"))
-	c.send(encodeCommand("INCR", "a"))   // skipped
+	c.send(encodeCommand("INCR", "a")) // skipped
 	expectReply(t, c, "$1\r\n2\r\n", "GET", "a")
 }
 
