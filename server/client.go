@@ -120,9 +120,10 @@ type client struct {
 	qbuf    atomic.Int64 // unprocessed input bytes after the last batch
 	rbs     atomic.Int64 // size of the input buffer
 	queued  atomic.Int32 // commands queued in MULTI; -1 outside MULTI
-	monitor atomic.Bool  // the connection ran MONITOR (monitor.go)
+	monitor atomic.Bool  // the connection ran MONITOR (monitor.go); monitoring is the owner's copy
 
-	replyMode uint8 // CLIENT REPLY (clientreply.go); the connection's own
+	replyMode  uint8 // CLIENT REPLY (clientreply.go); the connection's own
+	monitoring bool  // MONITOR (monitor.go): keyspace commands are refused
 
 	// What this goroutine last stored in the shared fields above: an atomic
 	// store costs a locked instruction, so it is made only on a change.

@@ -75,6 +75,7 @@ func cmdReset(x *Ctx) {
 	c.name = ""
 	c.mu.Unlock()
 	c.authed = *x.s.requirePass.Load() == ""
+	c.resetOps() // leaves MONITOR, CLIENT REPLY ON
 	x.w.Status("RESET")
 }
 

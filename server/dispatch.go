@@ -84,6 +84,8 @@ func (s *Server) handle(c *client, args [][]byte) {
 		case s.mem.max.Load() > 0 && s.refuseForMemory(c, cmd, &errText):
 		case s.diskFailing() && deniedOnDiskError(c, cmd):
 			errText = s.diskError()
+		case c.monitoring && touchesKeyspace(cmd): // monitor.go
+			errText = errMonitorKeyspace
 		case c.subs != nil && c.proto.Load() == 2 && c.subscribed() && !pubsubAllowed(cmd):
 			errText = errPubsubContext(cmd)
 		case c.multi != nil && !cmd.Has(command.NoQueue):

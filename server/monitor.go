@@ -82,12 +82,33 @@ func cmdMonitor(x *Ctx) {
 		x.w.Error("ERR MONITOR isn't allowed for DENY BLOCKING client")
 		return
 	}
-	if x.c.monitor.Load() {
+	if x.c.monitoring {
 		return // already one: Redis ignores it
 	}
 	x.c.monitor.Store(true)
+	x.c.monitoring = true
 	x.s.ops.monitors.add(x.c)
 	x.w.OK()
+}
+
+// errMonitorKeyspace refuses a keyspace command to a monitor: Redis treats
+// a monitor as a replica.
+const errMonitorKeyspace = "ERR Replica can't interact with the keyspace"
+
+// touchesKeyspace: the commands a monitor may not run.
+func touchesKeyspace(cmd *Command) bool {
+	return cmd.Has(command.Readonly) || writesOrReplicates(cmd)
+}
+
+// resetOps is RESET's part here: the connection leaves MONITOR and turns
+// its replies on.
+func (c *client) resetOps() {
+	c.replyMode = replyOn
+	if c.monitoring {
+		c.monitoring = false
+		c.monitor.Store(false)
+		c.s.ops.monitors.remove(c)
+	}
 }
 
 // feedMonitors shows a call of cmd with args by c (lua: from a script's

@@ -86,11 +86,23 @@ func TestMonitorShowsCommandsAsRedis(t *testing.T) {
 	}
 }
 
-// TestMonitorDetaches: a closed monitor is dropped, and MONITOR inside
-// MULTI is refused as Redis refuses it.
+// TestMonitorDetaches: a monitor may not touch the keyspace (Redis treats
+// it as a replica), RESET ends it, a closed monitor is dropped, and
+// MONITOR inside MULTI is refused as Redis refuses it.
 func TestMonitorDetaches(t *testing.T) {
 	s, addr, _ := opsTestServer(t)
 	mon := dialRaw(t, addr)
+	expectReply(t, mon, "+OK\r\n", "MONITOR")
+	expectReply(t, mon, "+PONG\r\n", "PING")
+	if got := mon.readReply(); !strings.HasSuffix(got, `"PING"`+"\r\n") {
+		t.Fatalf("monitor's own PING line: %q", got)
+	}
+	expectReply(t, mon, "-ERR Replica can't interact with the keyspace\r\n", "GET", "k")
+	expectReply(t, mon, "+RESET\r\n", "RESET")
+	expectReply(t, mon, "$-1\r\n", "GET", "k")
+	if mon.pending() {
+		t.Fatalf("RESET did not end MONITOR: %q", mon.readReply())
+	}
 	expectReply(t, mon, "+OK\r\n", "MONITOR")
 	if s.ops.monitors.n.Load() != 1 {
 		t.Fatal("monitor not registered")

@@ -101,7 +101,7 @@ func (st *pauseState) pauses(c *client, cmd *Command) bool {
 
 func writesOrReplicates(cmd *Command) bool {
 	return cmd.Has(command.Write) || cmd.Has(command.MayReplicate) ||
-		(cmd.Has(command.Scripting) && !strings.HasSuffix(cmd.Name, "_ro") && cmd.Parent() == nil)
+		(cmd.Has(command.Scripting) && !strings.HasSuffix(cmd.Name, "_ro") && cmd.Name != "exists")
 }
 
 // waitPause makes c's command cmd wait while a pause covers it. false: the
