@@ -36,6 +36,7 @@ type opsState struct {
 	latency  latencyEvents
 	errs     errorStats
 	pause    atomic.Pointer[pauseState]
+	paused   atomic.Int32 // clients whose command waits for a pause to end (INFO blocked_clients)
 
 	// latencyTracking: the per-command latency histograms are fed
 	// (latency-tracking).

@@ -289,6 +289,9 @@ func TestClientPauseWaits(t *testing.T) {
 	if list := admin.do("CLIENT", "LIST"); !strings.Contains(list, "flags=b") {
 		t.Fatalf("the paused client is not shown blocked: %q", list)
 	}
+	if info := admin.do("INFO", "clients"); !strings.Contains(info, "blocked_clients:1\r\n") {
+		t.Fatalf("the paused client is not counted blocked: %q", info)
+	}
 	expectReply(t, admin, "$3\r\nold\r\n", "GET", "k")
 	expectReply(t, admin, "+OK\r\n", "CLIENT", "UNPAUSE")
 	if r, ok := waitReply(c, 5*time.Second); !ok || r != "+OK\r\n" {

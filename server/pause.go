@@ -113,6 +113,7 @@ func (s *Server) waitPause(c *client, cmd *Command) bool {
 	defer func() {
 		if waited {
 			c.isBlocked.Store(false)
+			s.ops.paused.Add(-1)
 		}
 	}()
 	for {
@@ -130,7 +131,8 @@ func (s *Server) waitPause(c *client, cmd *Command) bool {
 		if !waited {
 			waited = true
 			c.releaseScriptLock()
-			c.isBlocked.Store(true) // CLIENT LIST shows it blocked, as Redis
+			c.isBlocked.Store(true) // CLIENT LIST and INFO show it blocked, as Redis
+			s.ops.paused.Add(1)
 		}
 		t := time.NewTimer(min(time.Duration(st.until-now), 100*time.Millisecond))
 		select {
