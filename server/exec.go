@@ -34,6 +34,10 @@ type execution struct {
 	readsAll bool
 	// wrote is set by Ctx.record: the unit has changed the keyspace.
 	wrote bool
+	// scriptErrs counts the error replies of commands scripts called in
+	// this unit: a script's error reply that comes from one is not
+	// counted again in INFO errorstats (run), as Redis counts it once.
+	scriptErrs int
 	// changed lists the keys the unit changed, for client-side caching
 	// invalidation (tracking.go) and for waking blocked clients
 	// (blocking.go); noted by Ctx.record only while a client tracks or is
@@ -395,12 +399,18 @@ func (s *Server) run(x *Ctx) (failed bool) {
 			failed = true
 		}
 	}()
+	var scriptErrs int
+	if x.cmd.Flags&command.Scripting != 0 {
+		scriptErrs = x.ex.scriptErrs
+	}
 	x.cmd.Handler(x)
 	if x.c.trackOn && x.cmd.Has(command.Readonly) {
 		s.track.remember(x) // still holding the keys' shards
 	}
 	if x.w.Len() > mark && x.w.Bytes()[mark] == '-' {
-		s.countReplyError(x.w.Bytes()[mark:]) // INFO errorstats
+		if x.cmd.Flags&command.Scripting == 0 || x.ex.scriptErrs == scriptErrs {
+			s.countReplyError(x.w.Bytes()[mark:]) // INFO errorstats
+		}
 		return true
 	}
 	return false

@@ -146,6 +146,9 @@ func (h *nativeHost) Call(args ...[]byte) script.Reply {
 		y.w = &h.w
 		failed := s.run(y)
 		s.stats.record(cmd, 0, failed)
+		if failed {
+			h.ex.scriptErrs++ // counted once (run)
+		}
 		if s.ops.monitors.n.Load() != 0 { // shown as a script's redis.call (monitor.go)
 			s.feedMonitors(h.c, cmd, args, true)
 		}
@@ -312,6 +315,9 @@ func (h *scriptHost) Call(args [][]byte, w *resp.Writer) {
 	y.w = w
 	failed := s.run(y)
 	s.stats.record(cmd, 0, failed)
+	if failed {
+		ex.scriptErrs++ // counted once (run)
+	}
 	if s.ops.monitors.n.Load() != 0 { // monitor.go
 		s.feedMonitors(c, cmd, args, true)
 	}

@@ -54,11 +54,13 @@ func (l *slowlog) add(c *client, args [][]byte, start, usec int64) {
 	l.mu.Unlock()
 }
 
-// trim drops the oldest entries beyond maxLen. mu is held.
+// trim drops the oldest entries beyond maxLen, by reslicing: append
+// moves the rest to a new array when it runs out of room, so a full log
+// costs amortized O(1) per entry, not a copy of the log. mu is held.
 func (l *slowlog) trim() {
 	if n := len(l.entries) - int(max(l.maxLen.Load(), 0)); n > 0 {
 		clear(l.entries[:n])
-		l.entries = append(l.entries[:0], l.entries[n:]...)
+		l.entries = l.entries[n:]
 	}
 }
 
