@@ -122,8 +122,9 @@ type client struct {
 	queued  atomic.Int32 // commands queued in MULTI; -1 outside MULTI
 	monitor atomic.Bool  // the connection ran MONITOR (monitor.go); monitoring is the owner's copy
 
-	replyMode  uint8 // CLIENT REPLY (clientreply.go); the connection's own
-	monitoring bool  // MONITOR (monitor.go): keyspace commands are refused
+	replyMode  uint8  // CLIENT REPLY (clientreply.go); the connection's own
+	monitoring bool   // MONITOR (monitor.go): keyspace commands are refused
+	monitorBuf []byte // where feedMonitors formats this client's lines (monitor.go)
 
 	// What this goroutine last stored in the shared fields above: an atomic
 	// store costs a locked instruction, so it is made only on a change.

@@ -122,8 +122,7 @@ func (s *Server) feedMonitors(c *client, cmd *Command, args [][]byte, lua bool) 
 		return
 	}
 	now := s.clock.Now()
-	b := make([]byte, 0, 64)
-	b = append(b, '+')
+	b := append(c.monitorBuf[:0], '+') // push copies the line: the buffer is c's to reuse
 	b = strconv.AppendInt(b, now/1e9, 10)
 	b = append(b, '.')
 	us := now % 1e9 / 1e3
@@ -152,6 +151,9 @@ func (s *Server) feedMonitors(c *client, cmd *Command, args [][]byte, lua bool) 
 	b = append(b, "\r\n"...)
 	for _, m := range *p {
 		m.push(c, b)
+	}
+	if cap(b) <= 4096 {
+		c.monitorBuf = b
 	}
 }
 
