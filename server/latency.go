@@ -21,7 +21,8 @@ import (
 // highest of each second), and the highest ever. Events: "command" and
 // "fast-command" (a command's run, by its fast flag), "expire-cycle" (a
 // slice of active expiry), "eviction-cycle" (one eviction round at
-// maxmemory). Samples are added only when the threshold is on and reached,
+// maxmemory), "aof-write" and "aof-fsync-always" (the append-only log's
+// group commit: LogConfig.Latency). Samples are added only when the threshold is on and reached,
 // so its mutex is taken only then.
 //
 // The histograms are log-linear, four sub-buckets per power of two of the
@@ -96,6 +97,14 @@ func (s *Server) latencySince(event string, start time.Time) {
 		return
 	}
 	s.ops.latency.add(event, s.clock.Now()/1e9, time.Since(start).Milliseconds())
+}
+
+// logLatency is the append-only log's LogConfig.Latency: its aof-write and
+// aof-fsync-always events.
+func (s *Server) logLatency(event string, d time.Duration) {
+	if s.ops.latency.threshold.Load() > 0 {
+		s.ops.latency.add(event, s.clock.Now()/1e9, d.Milliseconds())
+	}
 }
 
 func latencyCommands() []*Command {
