@@ -379,6 +379,14 @@ func TestClientKillFilters(t *testing.T) {
 
 	expectReply(t, admin, ":0\r\n", "CLIENT", "KILL", "LADDR", "1.2.3.4:5")
 	laddr := young.c.RemoteAddr().(*net.TCPAddr).String()
+	// The killed connections end on their own goroutines: wait until only
+	// admin and young are left.
+	for deadline := time.Now().Add(5 * time.Second); strings.Count(admin.do("CLIENT", "LIST"), "id=") != 2; {
+		if time.Now().After(deadline) {
+			t.Fatal("killed clients still listed after 5 s")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
 	// Every client on the server's address, the caller too with SKIPME no.
 	expectReply(t, admin, ":2\r\n", "CLIENT", "KILL", "LADDR", laddr, "USER", "default", "SKIPME", "no")
 	young.expectClosed()
