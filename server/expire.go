@@ -35,6 +35,10 @@ func (s *Server) expireLoop() {
 		s.setAccessClocks()
 		start := time.Now()
 		next := period
+		if s.pausedNow() { // as Redis: no active expiry while clients are paused (pause.go)
+			t.Reset(next)
+			continue
+		}
 		if e.slice(s, start) {
 			next = max(expireDuty*time.Since(start), expireMinGap)
 		}

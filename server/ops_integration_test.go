@@ -392,3 +392,24 @@ func TestClientKillFilters(t *testing.T) {
 	young.expectClosed()
 	admin.expectClosed()
 }
+
+// TestClientPauseHoldsActiveExpiry: as Redis, no key is expired actively
+// while clients are paused; after UNPAUSE the expiry cycle removes it.
+func TestClientPauseHoldsActiveExpiry(t *testing.T) {
+	s, addr, clk := opsTestServer(t, func(c *Config) { c.Hz = 100 })
+	c := dialRaw(t, addr)
+	c.do("SET", "k", "v", "PX", "100")
+	expectReply(t, c, "+OK\r\n", "CLIENT", "PAUSE", "100000", "WRITE")
+	clk.Advance(time.Second)
+	time.Sleep(200 * time.Millisecond) // 20 expiry ticks
+	if n := s.dbs[0].Len(); n != 1 {
+		t.Fatalf("a key was expired during CLIENT PAUSE: %d keys stored", n)
+	}
+	c.do("CLIENT", "UNPAUSE")
+	for deadline := time.Now().Add(5 * time.Second); s.dbs[0].Len() != 0; {
+		if time.Now().After(deadline) {
+			t.Fatal("the expired key was not removed after UNPAUSE")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}

@@ -81,6 +81,14 @@ func clientUnpause(x *Ctx) {
 	x.w.OK()
 }
 
+// pausedNow reports whether a CLIENT PAUSE is in force: active expiry
+// waits for its end, as Redis's does, so that the dataset stays still
+// (a failover's purpose).
+func (s *Server) pausedNow() bool {
+	st := s.ops.pause.Load()
+	return st != nil && s.clock.Now() < st.until
+}
+
 // pauses reports whether st makes c's command cmd wait.
 func (st *pauseState) pauses(c *client, cmd *Command) bool {
 	if st.mode == pauseAll {
