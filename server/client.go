@@ -490,7 +490,6 @@ func (c *client) misconfReplies(msg string) {
 		c.w.Error(aofMisconf(msg))
 		countError(c.s, aofMisconf(msg))
 	}
-	c.s.stats.errorReplies.Add(int64(c.logReplies))
 	c.logFrom, c.logReplies = -1, 0
 	c.logUpto = c.logDone
 }

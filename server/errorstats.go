@@ -35,6 +35,7 @@ func errorPrefix[T ~string | ~[]byte](text T) string {
 
 // countError counts one error reply whose text (after '-') is text.
 func countError[T ~string | ~[]byte](s *Server, text T) {
+	s.stats.errorReplies.Add(1) // INFO stats total_error_replies, even when errorstats is off
 	e := &s.ops.errs
 	p := errorPrefix(text)
 	e.mu.Lock()

@@ -254,8 +254,18 @@ func TestErrorStatsCount(t *testing.T) {
 	if got := c.do("INFO", "errorstats"); !strings.Contains(got, want) {
 		t.Fatalf("INFO errorstats: %q, want %q", got, want)
 	}
-	if got := c.do("INFO", "commandstats"); !strings.Contains(got, "cmdstat_lpush:calls=2,") ||
-		!strings.Contains(got, "rejected_calls=0,failed_calls=2") || !strings.Contains(got, "cmdstat_get:calls=0,usec=0,usec_per_call=0.00,rejected_calls=2,failed_calls=0") {
+	// A script's error that a redis.call raised is one error reply, as
+	// in Redis: counted once in errorstats and in total_error_replies.
+	c.do("EVAL", "return redis.call('lpush','s','x')", "0")
+	want = strings.Replace(want, "WRONGTYPE:count=2", "WRONGTYPE:count=3", 1)
+	if got := c.do("INFO", "errorstats"); !strings.Contains(got, want) {
+		t.Fatalf("INFO errorstats after a script's error: %q, want %q", got, want)
+	}
+	if got := c.do("INFO", "stats"); !strings.Contains(got, "\r\ntotal_error_replies:9\r\n") {
+		t.Fatalf("INFO stats: %q, want total_error_replies:9", got)
+	}
+	if got := c.do("INFO", "commandstats"); !strings.Contains(got, "cmdstat_lpush:calls=3,") ||
+		!strings.Contains(got, "rejected_calls=0,failed_calls=3") || !strings.Contains(got, "cmdstat_get:calls=0,usec=0,usec_per_call=0.00,rejected_calls=2,failed_calls=0") {
 		t.Fatalf("INFO commandstats: %q", got)
 	}
 	c.do("CONFIG", "RESETSTAT")
