@@ -100,6 +100,11 @@ type LogConfig struct {
 	Name  string      // base name of the log files (--appendfilename), e.g. "appendonly.aof"
 	Fsync FsyncPolicy // --appendfsync
 	FS    FS          // nil: the real file system
+	// Latency, if set, is told how long each write of pending records
+	// ("aof-write") and each fsync made before replies under appendfsync
+	// always ("aof-fsync-always") took: the server's latency monitor. It
+	// is called with the log's write lock held and must not block.
+	Latency func(event string, d time.Duration)
 
 	// Tests only: replaces the one-second ticker of FsyncEverySec, and is
 	// sent a value when the fsync of each tick is done.

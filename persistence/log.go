@@ -469,13 +469,37 @@ func (l *Log) lead(upto int64) error {
 	if l.covered(upto) {
 		return nil
 	}
+	start := l.latencyStart()
 	if err := l.flushLocked(); err != nil {
 		return err
 	}
+	start = l.latencyNote("aof-write", start)
 	if l.Fsync() == FsyncAlways {
-		return l.fsyncLocked()
+		err := l.fsyncLocked()
+		l.latencyNote("aof-fsync-always", start)
+		return err
 	}
 	return nil
+}
+
+// latencyStart returns the time a step timed for LogConfig.Latency starts
+// (zero when nobody listens: no clock read).
+func (l *Log) latencyStart() time.Time {
+	if l.cfg.Latency == nil {
+		return time.Time{}
+	}
+	return time.Now()
+}
+
+// latencyNote reports the step event that started at start, and returns
+// the start of the next one.
+func (l *Log) latencyNote(event string, start time.Time) time.Time {
+	if l.cfg.Latency == nil {
+		return start
+	}
+	now := time.Now()
+	l.cfg.Latency(event, now.Sub(start))
+	return now
 }
 
 func (l *Log) fail(err error) error {

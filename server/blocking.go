@@ -327,6 +327,7 @@ func (c *client) serveBlocked() bool {
 		return true
 	case unblockError:
 		c.w.Error(errUnblocked)
+		countError(s, errUnblocked)
 		s.endBlock(c, true)
 		return true
 	}

@@ -126,6 +126,11 @@ type client struct {
 	qbuf    atomic.Int64 // unprocessed input bytes after the last batch
 	rbs     atomic.Int64 // size of the input buffer
 	queued  atomic.Int32 // commands queued in MULTI; -1 outside MULTI
+	monitor atomic.Bool  // the connection ran MONITOR (monitor.go); monitoring is the owner's copy
+
+	replyMode  uint8  // CLIENT REPLY (clientreply.go); the connection's own
+	monitoring bool   // MONITOR (monitor.go): keyspace commands are refused
+	monitorBuf []byte // where feedMonitors formats this client's lines (monitor.go)
 
 	// What this goroutine last stored in the shared fields above: an atomic
 	// store costs a locked instruction, so it is made only on a change.
@@ -187,6 +192,9 @@ func (s *Server) serveConn(c *client) {
 		c.leaveBlocked()
 		c.resetForward()
 		s.track.disable(c)
+		if c.monitor.Load() {
+			s.ops.monitors.remove(c)
+		}
 		if c.killed.Load() {
 			closeConn(c.conn) // a TLS peer that does not read would delay it (accept.go)
 		} else {
@@ -269,6 +277,9 @@ func (c *client) process() bool {
 			}
 			before := c.w.Len()
 			s.handle(c, args)
+			if c.replyMode != replyOn {
+				c.applyReplyMode(before)
+			}
 			c.noteReply(before)
 			ran = true
 		}
@@ -496,8 +507,8 @@ func (c *client) misconfReplies(msg string) {
 	c.w.Truncate(from)
 	for range c.logReplies {
 		c.w.Error(aofMisconf(msg))
+		countError(c.s, aofMisconf(msg))
 	}
-	c.s.stats.errorReplies.Add(int64(c.logReplies))
 	c.logFrom, c.logReplies = -1, 0
 	c.logUpto = c.logDone
 }
@@ -554,6 +565,9 @@ func (c *client) info(now int64) string {
 	}
 	if c.isBlocked.Load() {
 		flags += "b"
+	}
+	if c.monitor.Load() {
+		flags += "O"
 	}
 	redir := c.s.track.info(c, &flags)
 	if flags == "" {

@@ -75,6 +75,7 @@ func cmdReset(x *Ctx) {
 	c.mu.Unlock()
 	c.user.Store(x.s.acl.def)
 	c.authed = x.s.defaultAuthed()
+	c.resetOps() // leaves MONITOR, CLIENT REPLY ON
 	x.w.Status("RESET")
 }
 
@@ -229,10 +230,11 @@ func clientSubcommands() []*Command {
 		{Name: "no-evict", Arity: 3, Flags: f | command.Admin, Args: "<ON|OFF>", Since: "7.0.0", Summary: "Sets the client eviction mode of the connection.", Handler: clientOnOff},
 		{Name: "no-touch", Arity: 3, Flags: f, Args: "<ON|OFF>", Since: "7.2.0", Summary: "Controls whether commands sent by the client affect the LRU/LFU of accessed keys.", Handler: clientOnOff},
 		{Name: "help", Arity: 2, Flags: f, Since: "5.0.0", Summary: "Returns helpful text about the different subcommands.", Handler: subcommandHelp},
-		{Name: "kill", Arity: -3, Flags: f | command.Admin, Args: "<ip:port> | [ID <client-id>] [TYPE <NORMAL|MASTER|SLAVE|REPLICA|PUBSUB>] [USER <username>] [ADDR <ip:port>] [LADDR <ip:port>] [SKIPME <YES|NO>]",
+		{Name: "kill", Arity: -3, Flags: f | command.Admin, Args: "<ip:port> | [ID <client-id>] [TYPE <NORMAL|MASTER|SLAVE|REPLICA|PUBSUB>] [USER <username>] [ADDR <ip:port>] [LADDR <ip:port>] [SKIPME <YES|NO>] [MAXAGE <maxage>]",
 			Since: "2.4.0", Summary: "Terminates open connections.", Handler: clientKill},
 		{Name: "unblock", Arity: -3, Flags: f | command.Admin, Args: "<client-id> [TIMEOUT|ERROR]", Since: "5.0.0", Summary: "Unblocks a client blocked by a blocking command from a different connection.", Handler: clientUnblock},
 	}
+	rows = append(rows, opsClientSubcommands(f)...) // PAUSE, UNPAUSE, REPLY (pause.go, clientreply.go)
 	return append(rows, trackingSubcommands(f)...)
 }
 
@@ -422,7 +424,10 @@ func clientKill(x *Ctx) {
 		addr, laddr string
 		hasAddr     bool
 		hasLaddr    bool
+		user        string
+		hasUser     bool
 		skipme      = true
+		maxAge      int64 // seconds; 0: any age
 	)
 	oldForm := len(args) == 1
 	switch {
@@ -451,14 +456,22 @@ func clientKill(x *Ctx) {
 				return
 			}
 		case isKeyword(opt, "user"):
-			if string(val) != "default" {
+			if x.s.aclUserByName(val) == nil {
 				x.w.Error("ERR No such user '" + string(val) + "'")
 				return
 			}
+			user, hasUser = string(val), true
 		case isKeyword(opt, "addr"):
 			addr, hasAddr = string(val), true
 		case isKeyword(opt, "laddr"):
 			laddr, hasLaddr = string(val), true
+		case isKeyword(opt, "maxage"): // Redis 7.4: connections older than this many seconds
+			n, ok := resp.ParseInt(val)
+			if !ok || n < 0 {
+				x.w.Error(errSyntax)
+				return
+			}
+			maxAge = n
 		case isKeyword(opt, "skipme"):
 			switch {
 			case isKeyword(val, "yes"):
@@ -483,6 +496,8 @@ func clientKill(x *Ctx) {
 			typ != "" && (cl.nsub.Load()+cl.npsub.Load() > 0) != (typ == "pubsub"),
 			hasAddr && cl.addr != addr,
 			hasLaddr && cl.laddr != laddr,
+			hasUser && cl.userName() != user,
+			maxAge > 0 && (x.now-cl.created)/1e9 <= maxAge,
 			cl == x.c && skipme:
 			continue
 		}

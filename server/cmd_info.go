@@ -29,6 +29,8 @@ func infoSections() []infoSection {
 		{"cpu", true, infoCPU},
 		{"scripts", false, infoScripts},
 		{"commandstats", false, infoCommandStats},
+		{"errorstats", false, infoErrorStats},     // errorstats.go
+		{"latencystats", false, infoLatencyStats}, // latency.go
 		{"keyspace", true, infoKeyspace},
 	}
 }
@@ -104,7 +106,7 @@ func infoClients(s *Server, b *strings.Builder, _ int64) {
 	field(b, "connected_clients", s.Clients())
 	field(b, "cluster_connections", 0)
 	field(b, "maxclients", s.maxClients.Load())
-	field(b, "blocked_clients", s.blocked.n.Load())
+	field(b, "blocked_clients", int64(s.blocked.n.Load())+int64(s.ops.paused.Load())) // paused ones too, as Redis
 	field(b, "tracking_clients", 0)
 	field(b, "clients_in_timeout_table", s.blocked.timed.Load())
 }

@@ -186,6 +186,8 @@ var configTable = []*ConfigParam{
 		func(c *Config) *int64 { return &c.BusyReplyThreshold }, integer[int64](0, math.MaxInt64)).
 		mutable(func(s *Server) string { return strconv.FormatInt(s.scripts.threshold.Load(), 10) },
 			func(s *Server, c *Config) { s.scripts.threshold.Store(c.BusyReplyThreshold) }),
+	// operability (ops_config.go)
+	slowlogSlowerThanRow, slowlogMaxLenRow, latencyMonitorThresholdRow, latencyTrackingRow,
 	row("turnstile-native-scripts", "yes|no: run known limiter scripts natively (no: always in Lua)",
 		func(c *Config) *bool { return &c.NativeScripts }, yesNoCodec).
 		mutable(func(s *Server) string { return map[bool]string{true: "no", false: "yes"}[s.scripts.noNative.Load()] },

@@ -136,6 +136,14 @@ var configCases = map[string]struct {
 	"turnstile-metrics-addr": {good: [][2]string{{"", ""}}},
 	"turnstile-hotkeys": {good: [][2]string{{"no", "no"}, {"yes", "yes"}},
 		bad: [][2]string{{"1", "'yes' or 'no'"}}},
+	"slowlog-log-slower-than": {good: [][2]string{{"-1", "-1"}, {"0", "0"}, {"25000", "25000"}},
+		bad: [][2]string{{"-2", "between -1 and"}, {"1ms", "integer"}}},
+	"slowlog-max-len": {good: [][2]string{{"0", "0"}, {"1024", "1024"}},
+		bad: [][2]string{{"-1", "between 0 and"}}},
+	"latency-monitor-threshold": {good: [][2]string{{"0", "0"}, {"100", "100"}},
+		bad: [][2]string{{"-1", "between 0 and"}, {"x", "integer"}}},
+	"latency-tracking": {good: [][2]string{{"no", "no"}, {"YES", "yes"}},
+		bad: [][2]string{{"maybe", "'yes' or 'no'"}}},
 	"turnstile-native-scripts": {good: [][2]string{{"no", "no"}, {"yes", "yes"}},
 		bad: [][2]string{{"maybe", "yes"}}},
 	"enable-debug-command": {good: [][2]string{{"no", "no"}, {"YES", "yes"}, {"local", "local"}},
@@ -220,7 +228,7 @@ func TestConfigTableShape(t *testing.T) {
 			t.Errorf("%s: not found by its flag %q", p.Name, p.Flag)
 		}
 	}
-	if want := "[protected-mode tls-cert-file tls-key-file tls-ca-cert-file tls-auth-clients tls-protocols requirepass acl-pubsub-default acllog-max-len maxclients timeout client-output-buffer-limit hz maxmemory maxmemory-policy maxmemory-samples lfu-log-factor lfu-decay-time loglevel save stop-writes-on-bgsave-error appendonly appendfsync auto-aof-rewrite-percentage auto-aof-rewrite-min-size busy-reply-threshold lua-time-limit turnstile-native-scripts turnstile-hotkeys]"; fmt.Sprint(mutable) != want {
+	if want := "[protected-mode tls-cert-file tls-key-file tls-ca-cert-file tls-auth-clients tls-protocols requirepass acl-pubsub-default acllog-max-len maxclients timeout client-output-buffer-limit hz maxmemory maxmemory-policy maxmemory-samples lfu-log-factor lfu-decay-time loglevel save stop-writes-on-bgsave-error appendonly appendfsync auto-aof-rewrite-percentage auto-aof-rewrite-min-size busy-reply-threshold lua-time-limit slowlog-log-slower-than slowlog-max-len latency-monitor-threshold latency-tracking turnstile-native-scripts turnstile-hotkeys]"; fmt.Sprint(mutable) != want {
 		t.Errorf("mutable rows %v, want %s", mutable, want)
 	}
 	if p := LookupConfigParam("SHARDS"); p == nil || p.Name != "turnstile-shards" {

@@ -264,7 +264,7 @@ var ignoredDirectives = func() map[string]bool {
 		crash-log-enabled crash-memcheck-enabled disable-thp dynamic-hz
 		enable-module-command enable-protected-configs hash-max-listpack-entries hash-max-listpack-value
 		hash-max-ziplist-entries hash-max-ziplist-value hll-sparse-max-bytes ignore-warnings io-threads
-		io-threads-do-reads jemalloc-bg-thread latency-monitor-threshold latency-tracking
+		io-threads-do-reads jemalloc-bg-thread
 		latency-tracking-info-percentiles lazyfree-lazy-eviction lazyfree-lazy-expire
 		lazyfree-lazy-server-del lazyfree-lazy-user-del lazyfree-lazy-user-flush list-compress-depth
 		list-max-listpack-size list-max-ziplist-size list-max-ziplist-entries list-max-ziplist-value
@@ -281,7 +281,7 @@ var ignoredDirectives = func() map[string]bool {
 		set-max-intset-entries set-max-listpack-entries set-max-listpack-value set-proc-title
 		shutdown-on-sigint shutdown-on-sigterm shutdown-timeout slave-announce-ip slave-announce-port
 		slave-ignore-maxmemory slave-lazy-flush slave-priority slave-read-only slave-serve-stale-data
-		slowlog-log-slower-than slowlog-max-len socket-mark-id stream-node-max-bytes
+		socket-mark-id stream-node-max-bytes
 		stream-node-max-entries supervised syslog-enabled syslog-facility syslog-ident tcp-backlog
 		tcp-keepalive tracking-table-max-keys unixsocketperm watchdog-period zset-max-listpack-entries
 		zset-max-listpack-value zset-max-ziplist-entries zset-max-ziplist-value`) {

@@ -88,6 +88,8 @@ func (s *Server) handle(c *client, args [][]byte) {
 		case s.mem.max.Load() > 0 && s.refuseForMemory(c, cmd, &errText):
 		case s.diskFailing() && deniedOnDiskError(c, cmd):
 			errText = s.diskError()
+		case c.monitoring && touchesKeyspace(cmd): // monitor.go
+			errText = errMonitorKeyspace
 		case c.subs != nil && c.proto.Load() == 2 && c.subscribed() && !pubsubAllowed(cmd):
 			errText = errPubsubContext(cmd)
 		case c.multi != nil && !cmd.Has(command.NoQueue):
@@ -98,7 +100,6 @@ func (s *Server) handle(c *client, args [][]byte) {
 		defer c.endCaching(cmd)
 	}
 	if errText != "" {
-		s.stats.reject(cmd)
 		c.touch(s.clock.Now())
 		switch {
 		case cmd != nil && cmd.Name == "exec":
@@ -110,7 +111,12 @@ func (s *Server) handle(c *client, args [][]byte) {
 		case c.multi != nil:
 			c.multi.dirty = true
 		}
+		s.stats.reject(cmd)
+		countError(s, errText)
 		c.w.Error(errText)
+		return
+	}
+	if s.ops.pause.Load() != nil && !s.waitPause(c, cmd) { // CLIENT PAUSE (pause.go)
 		return
 	}
 	if c.multi != nil && !cmd.Has(command.NoQueue) {

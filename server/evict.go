@@ -46,6 +46,7 @@ func (s *Server) evict(maxmem int64, p *evictionPolicy, deadline time.Time) bool
 	if time.Now().UnixNano() < s.mem.barren.Load() {
 		return false
 	}
+	defer s.latencySince("eviction-cycle", time.Now()) // LATENCY (latency.go)
 	pol := shards.Policy{Kind: p.kind, Volatile: p.volatile, Samples: min(int(s.mem.samples.Load()), maxEvictSamples)}
 	now := s.clock.Now()
 	var buf [16]int

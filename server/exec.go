@@ -34,6 +34,10 @@ type execution struct {
 	readsAll bool
 	// wrote is set by Ctx.record: the unit has changed the keyspace.
 	wrote bool
+	// scriptErrs counts the error replies of commands scripts called in
+	// this unit: a script's error reply that comes from one is not
+	// counted again in INFO errorstats (run), as Redis counts it once.
+	scriptErrs int
 	// changed lists the keys the unit changed, for client-side caching
 	// invalidation (tracking.go) and for waking blocked clients
 	// (blocking.go); noted by Ctx.record only while a client tracks or is
@@ -343,14 +347,25 @@ func (s *Server) call(c *client, cmd *Command, args [][]byte) {
 				s.blocked.remove(c)
 			}
 			s.stats.reject(cmd)
+			countError(s, e)
 			return
 		}
 	}
 	x := &c.ctx
 	x.init(s, c, cmd, args, ex)
 	mark := c.w.Len()
+	// MONITOR (monitor.go): a command is shown once it ran, a script
+	// before (its redis.call lines follow it); a blocked command's retry
+	// is not shown again.
+	monitored := s.ops.monitors.n.Load() != 0 && c.blocked == nil
+	if monitored && cmd.Has(command.Scripting) {
+		s.feedMonitors(c, cmd, args, false)
+	}
 	failed := s.run(x)
 	s.end(c, ex)
+	if monitored && !cmd.Has(command.Scripting) {
+		s.feedMonitors(c, cmd, args, false)
+	}
 	if c.blocked != nil { // blocking.go
 		if c.w.Len() == mark {
 			return // blocked, or still blocked: counted when the block ends
@@ -359,10 +374,12 @@ func (s *Server) call(c *client, cmd *Command, args [][]byte) {
 	}
 	// Command time for INFO commandstats is sampled (one call in
 	// timingSample, scaled up): reading the clock twice per command costs
-	// more than the fastest commands themselves.
+	// more than the fastest commands themselves. Every call is timed while
+	// the slow log or the latency monitor needs it (ops.go).
 	var usec int64
-	if c.calls++; c.calls%timingSample == 0 {
-		usec = (s.clock.Now() - ex.now) / 1000 * timingSample
+	c.calls++
+	if all, sample := s.ops.timeAll.Load(), c.calls%timingSample == 0; all || sample {
+		usec = s.observe(c, cmd, args, ex.now, s.clock.Now()-ex.now, all, sample)
 	}
 	s.stats.record(cmd, usec, failed)
 }
@@ -378,14 +395,25 @@ func (s *Server) run(x *Ctx) (failed bool) {
 			s.log.Error("panic in command handler", "cmd", x.cmd.FullName(), "panic", fmt.Sprint(r), "stack", string(debug.Stack()))
 			x.w.Truncate(mark)
 			x.w.Error(errInternal)
+			countError(s, errInternal)
 			failed = true
 		}
 	}()
+	var scriptErrs int
+	if x.cmd.Flags&command.Scripting != 0 {
+		scriptErrs = x.ex.scriptErrs
+	}
 	x.cmd.Handler(x)
 	if x.c.trackOn && x.cmd.Has(command.Readonly) {
 		s.track.remember(x) // still holding the keys' shards
 	}
-	return x.w.Len() > mark && x.w.Bytes()[mark] == '-'
+	if x.w.Len() > mark && x.w.Bytes()[mark] == '-' {
+		if x.cmd.Flags&command.Scripting == 0 || x.ex.scriptErrs == scriptErrs {
+			s.countReplyError(x.w.Bytes()[mark:]) // INFO errorstats
+		}
+		return true
+	}
+	return false
 }
 
 // end ends an execution, in this order and nowhere else: its effects

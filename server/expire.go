@@ -38,10 +38,15 @@ func (s *Server) expireLoop() {
 			t.Reset(next)
 			continue
 		}
+		if s.pausedNow() { // as Redis: no active expiry while clients are paused (pause.go)
+			t.Reset(next)
+			continue
+		}
 		start := time.Now()
 		if e.slice(s, start) {
 			next = max(expireDuty*time.Since(start), expireMinGap)
 		}
+		s.latencySince("expire-cycle", start) // LATENCY (latency.go)
 		t.Reset(next)
 	}
 }

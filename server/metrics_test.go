@@ -1,12 +1,16 @@
 package server
 
 import (
+	"encoding/json"
 	"io"
 	"net/http"
 	"os"
 	"path/filepath"
 	"regexp"
+	"strings"
 	"testing"
+
+	"github.com/prometheus/client_golang/prometheus"
 )
 
 // TestMetricsScrape: /metrics on turnstile-metrics-addr shows the limiter
@@ -27,6 +31,9 @@ func TestMetricsScrape(t *testing.T) {
 	c.do("RL.CHECK", "login", "u2", "probe", "u2")
 	c.do("RL.CHECK", "login", "u2", "probe", "u2") // login denies; probe would have
 	c.do("GET", "a", "b")                          // arity: rejected
+	for range 40 {
+		c.do("GET", "k") // every 16th call of a connection is timed
+	}
 	resp, err := http.Get("http://" + s.metricsAddr.Load().(string) + "/metrics")
 	if err != nil {
 		t.Fatal(err)
@@ -51,7 +58,62 @@ func TestMetricsScrape(t *testing.T) {
 			t.Errorf("metrics lack %s", want)
 		}
 	}
+	for _, re := range []string{
+		`turnstile_command_duration_seconds_count\{command="get"\} (16|32|48)`,
+		`turnstile_command_duration_seconds_bucket\{command="get",le="\+Inf"\} (16|32|48)`,
+	} {
+		if !regexp.MustCompile(`(?m)^` + re + `$`).Match(body) {
+			t.Errorf("metrics lack %s", re)
+		}
+	}
 	if t.Failed() {
 		t.Logf("scrape:\n%s", body)
+	}
+}
+
+// TestGrafanaDashboardMetricsExist: every metric the dashboard in
+// dashboards/ queries is one the server exports (histograms by their
+// _bucket, _sum and _count series).
+func TestGrafanaDashboardMetricsExist(t *testing.T) {
+	b, err := os.ReadFile("../dashboards/turnstile-grafana.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var dash struct {
+		Panels []struct {
+			Title   string
+			Targets []struct{ Expr string }
+		}
+	}
+	if err := json.Unmarshal(b, &dash); err != nil {
+		t.Fatal(err)
+	}
+	exported := map[string]bool{}
+	ch := make(chan *prometheus.Desc, 100)
+	go func() { metricsCollector{}.Describe(ch); close(ch) }()
+	name := regexp.MustCompile(`fqName: "([a-z_]+)"`)
+	for d := range ch {
+		exported[name.FindStringSubmatch(d.String())[1]] = true
+	}
+	used := regexp.MustCompile(`turnstile_[a-z_]+`)
+	n := 0
+	for _, p := range dash.Panels {
+		for _, tg := range p.Targets {
+			for _, m := range used.FindAllString(tg.Expr, -1) {
+				n++
+				base := m
+				for _, suffix := range []string{"_bucket", "_sum", "_count"} {
+					if s, ok := strings.CutSuffix(m, suffix); ok && exported[s] {
+						base = s
+					}
+				}
+				if !exported[base] {
+					t.Errorf("panel %q queries %s, which the server does not export", p.Title, m)
+				}
+			}
+		}
+	}
+	if n < 10 {
+		t.Fatalf("only %d metric references found", n)
 	}
 }

@@ -231,16 +231,20 @@ func cmdExec(x *Ctx) {
 			// Timed for INFO commandstats one command in timingSample, as
 			// outside MULTI (the commands themselves all see ex.now).
 			var start int64
-			timed := c.calls%timingSample == 0
-			if c.calls++; timed {
+			all := s.ops.timeAll.Load() // the slow log or the latency monitor: every command (ops.go)
+			sample := c.calls%timingSample == 0
+			if c.calls++; all || sample {
 				start = s.clock.Now()
 			}
 			failed := s.run(y)
 			var usec int64
-			if timed {
-				usec = (s.clock.Now() - start) / 1000 * timingSample
+			if all || sample {
+				usec = s.observe(c, q.cmd, q.args, start, s.clock.Now()-start, all, sample)
 			}
 			s.stats.record(q.cmd, usec, failed)
+			if s.ops.monitors.n.Load() != 0 {
+				s.feedMonitors(c, q.cmd, q.args, false)
+			}
 		}
 	}
 	s.end(c, ex)

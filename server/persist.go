@@ -140,6 +140,7 @@ func (s *Server) openLog() error {
 	}
 	lg, err := persistence.OpenLog(persistence.LogConfig{
 		Dir: s.cfg.Persist.Dir, Name: s.cfg.Persist.AppendFilename, Fsync: s.fsyncPolicy(), FS: s.cfg.Persist.FS,
+		Latency: s.logLatency, // LATENCY's aof-* events (latency.go)
 	})
 	if err != nil {
 		return fmt.Errorf("open append-only log: %w", err)

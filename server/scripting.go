@@ -148,6 +148,12 @@ func (h *nativeHost) Call(args ...[]byte) script.Reply {
 		y.w = &h.w
 		failed := s.run(y)
 		s.stats.record(cmd, 0, failed)
+		if failed {
+			h.ex.scriptErrs++ // counted once (run)
+		}
+		if s.ops.monitors.n.Load() != 0 { // shown as a script's redis.call (monitor.go)
+			s.feedMonitors(h.c, cmd, args, true)
+		}
 	}
 	script.ParseReply(h.w.Bytes(), &h.reply)
 	return h.reply
@@ -315,6 +321,12 @@ func (h *scriptHost) Call(args [][]byte, w *resp.Writer) {
 	y.w = w
 	failed := s.run(y)
 	s.stats.record(cmd, 0, failed)
+	if failed {
+		ex.scriptErrs++ // counted once (run)
+	}
+	if s.ops.monitors.n.Load() != 0 { // monitor.go
+		s.feedMonitors(c, cmd, args, true)
+	}
 	if h.caller.trackOn && cmd.Has(command.Readonly) && !failed {
 		// Client-side caching: the caller, not the scripting client,
 		// read these keys (as when the script runs natively).

@@ -40,7 +40,8 @@ type Config struct {
 	// OutputLimits is client-output-buffer-limit (outlimit.go).
 	OutputLimits OutputBufferLimits
 	Persist      PersistConfig
-	LogLevel     string // redis "loglevel": debug, verbose, notice, warning (the binary's logger; see SlogLevel)
+	Ops          OpsConfig // slow log and latency monitor (ops.go)
+	LogLevel     string    // redis "loglevel": debug, verbose, notice, warning (the binary's logger; see SlogLevel)
 	Clock        clock.Clock
 	Logger       *slog.Logger
 	// LogLevelVar, when set, is the level of Logger's handler: CONFIG SET
@@ -145,6 +146,7 @@ func DefaultConfig() Config {
 		Limits:       resp.DefaultLimits,
 		OutputLimits: DefaultOutputBufferLimits(),
 		Persist:      DefaultPersistConfig(),
+		Ops:          DefaultOpsConfig(),
 		LogLevel:     "notice",
 
 		TLS:           TLSConfig{AuthClients: "yes"},
@@ -260,6 +262,7 @@ type Server struct {
 	hooks   atomic.Int32
 	scripts scripting             // Lua scripts (scripting.go)
 	debug   debugState            // what DEBUG changed (cmd_debug.go)
+	ops     opsState              // MONITOR, SLOWLOG, LATENCY, errorstats, CLIENT PAUSE (ops.go)
 	loadErr atomic.Pointer[error] // why loading failed, if it did
 	ready   chan struct{}         // closed once the dataset is loaded
 	stopped chan struct{}         // closed once Serve has shut everything down
@@ -336,6 +339,7 @@ func New(cfg Config) (*Server, error) {
 		setCommands(), hashCommands(), zsetCommands(), listCommands(), blockingCommands(), streamCommands(),
 		pubsubCommands(), scriptingCommands(), raftCommands(), aclCommands(), dbCommands(), dumpCommands(), debugCommands(),
 		rlCommands(), rlCheckCommands(), rlLeaseCommands(), hotkeysCommands(),
+		monitorCommands(), slowlogCommands(), latencyCommands(),
 		cfg.extraCommands,
 	)
 	s.initACL()
@@ -348,6 +352,7 @@ func New(cfg Config) (*Server, error) {
 	s.stats.init(s.table)
 	s.initScripting()
 	s.initMemory()
+	s.initOps()
 	s.hot.init(len(s.dbs), cfg.HotKeys)
 	if err := s.rl.init(cfg.RLPolicies); err != nil {
 		return nil, fmt.Errorf("rate-limit policies: %w", err)

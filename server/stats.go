@@ -16,7 +16,7 @@ type stats struct {
 	outputLimitDisconns atomic.Int64
 	queryLimitDisconns  atomic.Int64
 	unknown             atomic.Int64 // unknown commands (Redis counts them in errorstats)
-	errorReplies        atomic.Int64 // error replies sent: rejected and failed calls, and unknown commands
+	errorReplies        atomic.Int64 // error replies sent, as errorstats counts them (countError)
 	expiredBase         atomic.Int64 // expired keys counted by shards at the last reset
 	evictedBase         atomic.Int64 // evicted keys counted by shards at the last reset
 	cmds                []cmdStat    // indexed by Command.ID()
@@ -49,7 +49,8 @@ type cmdStat struct {
 	usec     atomic.Int64
 	rejected atomic.Int64
 	failed   atomic.Int64
-	_        [32]byte // keep hot counters of different commands apart
+	hist     atomic.Pointer[latHist] // call durations (latency.go); nil until the first timed call
+	_        [24]byte                // keep hot counters of different commands apart
 }
 
 func (st *stats) init(t *Table) {
@@ -65,14 +66,13 @@ func (st *stats) record(cmd *Command, usec int64, failed bool) {
 		cs.usec.Add(usec)
 	}
 	if failed {
-		cs.failed.Add(1)
-		st.errorReplies.Add(1)
+		cs.failed.Add(1) // its error reply was counted where it was made (errorstats.go)
 	}
 }
 
 // reject counts a call of cmd refused before it ran (cmd nil: unknown).
+// Its error reply is counted by countError.
 func (st *stats) reject(cmd *Command) {
-	st.errorReplies.Add(1)
 	if cmd == nil {
 		st.unknown.Add(1)
 		return
@@ -118,4 +118,5 @@ func (s *Server) resetStats() {
 		c.rejected.Store(0)
 		c.failed.Store(0)
 	}
+	s.resetOpsStats() // errorstats, latency histograms (ops.go)
 }
