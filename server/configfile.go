@@ -5,8 +5,9 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
+
+	"github.com/turnstile/turnstile/resp"
 )
 
 // A config file is redis.conf's format: one directive a line, its words
@@ -127,103 +128,23 @@ func ParseConfig(file, text string) ([]ConfigDirective, error) {
 var errUnbalancedQuotes = errors.New("unbalanced quotes")
 
 // SplitConfigLine splits a line into words as Redis does (redis-cli and
-// redis.conf): words are separated by white space; a double-quoted part
-// takes the escapes \n \r \t \b \a \xHH and \<any> (that character); a
-// single-quoted part takes only \'; a quoted part may follow unquoted
-// characters of the same word, and its closing quote must be followed by
+// redis.conf use sdssplitargs, as inline requests do: resp.SplitArgs):
+// words are separated by white space; a double-quoted part takes the
+// escapes \n \r \t \b \a \xHH and \<any> (that character); a
+// single-quoted part takes only \'; its closing quote must be followed by
 // white space or the end of the line.
 func SplitConfigLine(line string) ([]string, error) {
-	var args []string
-	i := 0
-	for {
-		for i < len(line) && isConfigSpace(line[i]) {
-			i++
-		}
-		if i == len(line) {
-			return args, nil
-		}
-		var cur []byte
-		inDouble, inSingle := false, false
-		for done := false; !done; {
-			if i == len(line) {
-				if inDouble || inSingle {
-					return nil, errUnbalancedQuotes
-				}
-				break
-			}
-			c := line[i]
-			switch {
-			case inDouble:
-				switch {
-				case c == '\\' && i+3 < len(line) && line[i+1] == 'x' && isHex(line[i+2]) && isHex(line[i+3]):
-					b, _ := strconv.ParseUint(line[i+2:i+4], 16, 8)
-					cur = append(cur, byte(b))
-					i += 3
-				case c == '\\' && i+1 < len(line):
-					i++
-					cur = append(cur, unescape(line[i]))
-				case c == '"':
-					if i+1 < len(line) && !isConfigSpace(line[i+1]) {
-						return nil, errUnbalancedQuotes
-					}
-					done = true
-				default:
-					cur = append(cur, c)
-				}
-			case inSingle:
-				switch {
-				case c == '\\' && i+1 < len(line) && line[i+1] == '\'':
-					i++
-					cur = append(cur, '\'')
-				case c == '\'':
-					if i+1 < len(line) && !isConfigSpace(line[i+1]) {
-						return nil, errUnbalancedQuotes
-					}
-					done = true
-				default:
-					cur = append(cur, c)
-				}
-			default:
-				switch {
-				case isConfigSpace(c):
-					done = true
-				case c == '"':
-					inDouble = true
-				case c == '\'':
-					inSingle = true
-				default:
-					cur = append(cur, c)
-				}
-			}
-			i++
-		}
-		args = append(args, string(cur))
+	args, _, err := resp.SplitArgs([]byte(line), nil, nil)
+	if err != nil {
+		return nil, errUnbalancedQuotes
 	}
-}
-
-func isConfigSpace(c byte) bool {
-	return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f'
-}
-
-func isHex(c byte) bool {
-	return c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F'
-}
-
-func unescape(c byte) byte {
-	switch c {
-	case 'n':
-		return '\n'
-	case 'r':
-		return '\r'
-	case 't':
-		return '\t'
-	case 'b':
-		return '\b'
-	case 'a':
-		return '\a'
+	out := make([]string, len(args))
+	for i, a := range args {
+		out[i] = string(a)
 	}
-	return c
+	return out, nil
 }
+
 
 // multiWordDirectives are the rows whose value may span several words on a
 // config file line (joined with single spaces, as CONFIG SET takes them in
