@@ -177,17 +177,28 @@ func rlLoad(x *Ctx, e shards.Entry, found bool) (st ratelimit.State, ok bool) {
 	return st, true
 }
 
+// rlOpen is the call's view of a limiter key: counted for RL.HOTKEYS,
+// looked up, and its state decoded as algo's; a new key, or one of
+// another algorithm, starts over (an empty state). ok is false after a
+// WRONGTYPE or corrupt-state error reply.
+func rlOpen(x *Ctx, key []byte, algo ratelimit.Algo) (st ratelimit.State, ref shards.Ref, found, ok bool) {
+	x.noteHot(key)
+	e, ref, found := x.lookup(key)
+	if st, ok = rlLoad(x, e, found); !ok {
+		return st, ref, found, false
+	}
+	if !found || st.Algo != algo {
+		st = ratelimit.State{Algo: algo}
+	}
+	return st, ref, found, true
+}
+
 // rlApply runs the request on key: read, decide, and store the new state
 // when admitted (not for PEEK), with the key's lifetime.
 func rlApply(x *Ctx, key []byte, req rlRequest) (ratelimit.Decision, bool) {
-	x.noteHot(key)
-	e, ref, found := x.lookup(key)
-	st, ok := rlLoad(x, e, found)
+	st, ref, found, ok := rlOpen(x, key, req.algo)
 	if !ok {
 		return ratelimit.Decision{}, false
-	}
-	if !found || st.Algo != req.algo {
-		st = ratelimit.State{Algo: req.algo} // a new key, or another algorithm: start over
 	}
 	st.Rule = req.rule
 	d, next := ratelimit.Decide(st, x.now, req.cost)

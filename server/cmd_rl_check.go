@@ -113,15 +113,10 @@ func cmdRLCheck(x *Ctx) {
 	denier, longest := -1, int64(0)
 	for i := range checks {
 		c := &checks[i]
-		x.noteHot(c.key)
-		e, ref, found := x.lookup(c.key)
-		st, ok := rlLoad(x, e, found)
+		algo, rule := rlRuleOf(c.rule)
+		st, ref, found, ok := rlOpen(x, c.key, algo)
 		if !ok {
 			return
-		}
-		algo, rule := rlRuleOf(c.rule)
-		if !found || st.Algo != algo {
-			st = ratelimit.State{Algo: algo}
 		}
 		st.Rule = rule
 		c.ref, c.found, c.stats = ref, found, x.s.rl.statsOf(c.rule.ID)

@@ -85,14 +85,9 @@ func cmdRLAcquire(x *Ctx) {
 		return
 	}
 	key := a[1]
-	x.noteHot(key)
-	e, ref, found := x.lookup(key)
-	st, ok := rlLoad(x, e, found)
+	st, ref, found, ok := rlOpen(x, key, ratelimit.AlgoLease)
 	if !ok {
 		return
-	}
-	if !found || st.Algo != ratelimit.AlgoLease {
-		st = ratelimit.State{Algo: ratelimit.AlgoLease}
 	}
 	st.Rule = ratelimit.Rule{Limit: limit, Period: leasePeriod}
 	d, next, id := st.Rule.Acquire(st.Lease, x.now, ttl, cost)
@@ -175,14 +170,9 @@ func cmdRLBorrow(x *Ctx) {
 		return
 	}
 	key := a[1]
-	x.noteHot(key)
-	e, ref, found := x.lookup(key)
-	st, ok := rlLoad(x, e, found)
+	st, ref, found, ok := rlOpen(x, key, ratelimit.AlgoGCRA)
 	if !ok {
 		return
-	}
-	if !found || st.Algo != ratelimit.AlgoGCRA {
-		st = ratelimit.State{Algo: ratelimit.AlgoGCRA}
 	}
 	st.Rule = req.rule
 	d, next, granted := st.Rule.Borrow(st.GCRA, x.now, n)
