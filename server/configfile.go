@@ -145,7 +145,6 @@ func SplitConfigLine(line string) ([]string, error) {
 	return out, nil
 }
 
-
 // multiWordDirectives are the rows whose value may span several words on a
 // config file line (joined with single spaces, as CONFIG SET takes them in
 // one argument). Every other row takes exactly one word.
