@@ -4,9 +4,9 @@ import (
 	"bytes"
 	"fmt"
 	"os"
-	"path/filepath"
-	"strconv"
 	"strings"
+
+	"github.com/turnstile/turnstile/internal/atomicfile"
 )
 
 // loadACLFile is ACL LOAD (and start-up with aclfile): the file's "user
@@ -107,24 +107,8 @@ func (s *Server) saveACLFile(file string) error {
 		b.WriteString("user " + u.name + " " + s.describeUser(u.get()) + "\n")
 	}
 	s.acl.mu.Unlock()
-	tmp := filepath.Join(filepath.Dir(file), filepath.Base(file)+".tmp-"+strconv.Itoa(os.Getpid()))
-	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
-	if err != nil {
+	if err := atomicfile.Write(file, b.Bytes(), 0o600); err != nil {
 		return fmt.Errorf("acl save: %w", err)
-	}
-	_, err = f.Write(b.Bytes())
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp, file)
-	}
-	if err != nil {
-		os.Remove(tmp)
-		return fmt.Errorf("acl save %s: %w", file, err)
 	}
 	return nil
 }

@@ -5,8 +5,9 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"path/filepath"
 	"strings"
+
+	"github.com/turnstile/turnstile/internal/atomicfile"
 )
 
 // CONFIG REWRITE, as Redis does it: the file the server was started with
@@ -199,33 +200,11 @@ func quoteConfigWord(w string) string {
 	return b.String()
 }
 
-// writeFileAtomic replaces path with data: a temporary file in the same
-// directory, fsynced, renamed over it, keeping the old file's mode.
+// writeFileAtomic replaces path with data, keeping the old file's mode.
 func writeFileAtomic(path string, data []byte) error {
 	mode := os.FileMode(0o644)
 	if st, err := os.Stat(path); err == nil {
 		mode = st.Mode().Perm()
 	}
-	f, err := os.CreateTemp(filepath.Dir(path), ".turnstile-rewrite-*.conf")
-	if err != nil {
-		return err
-	}
-	tmp := f.Name()
-	_, err = f.Write(data)
-	if err == nil {
-		err = f.Chmod(mode)
-	}
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp, path)
-	}
-	if err != nil {
-		os.Remove(tmp)
-	}
-	return err
+	return atomicfile.Write(path, data, mode)
 }
