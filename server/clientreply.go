@@ -47,9 +47,9 @@ func (c *client) applyReplyMode(before int) {
 // opsClientSubcommands are the rows of CLIENT PAUSE, UNPAUSE and REPLY.
 func opsClientSubcommands(f command.Flag) []*Command {
 	return []*Command{
-		{Name: "pause", Arity: -3, Flags: f | command.Admin, Args: "<timeout> [WRITE|ALL]", Since: "3.0.0",
+		{Name: "pause", Docs: "timeout:integer [mode=(WRITE|ALL)]@6.2.0", Arity: -3, Flags: f | command.Admin, Args: "<timeout> [WRITE|ALL]", Since: "3.0.0",
 			Summary: "Suspends commands processing.", Handler: clientPause},
 		{Name: "unpause", Arity: 2, Flags: f | command.Admin, Since: "6.2.0", Summary: "Resumes processing commands from paused clients.", Handler: clientUnpause},
-		{Name: "reply", Arity: 3, Flags: f, Args: "<ON|OFF|SKIP>", Since: "3.2.0", Summary: "Instructs the server whether to reply to commands.", Handler: clientReply},
+		{Name: "reply", Docs: "action=(ON|OFF|SKIP)", Arity: 3, Flags: f, Args: "<ON|OFF|SKIP>", Since: "3.2.0", Summary: "Instructs the server whether to reply to commands.", Handler: clientReply},
 	}
 }

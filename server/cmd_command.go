@@ -14,10 +14,10 @@ func commandSubcommands() []*Command {
 	const f = command.Loading | command.Stale
 	return []*Command{
 		{Name: "count", Cats: command.CatConnection, Arity: 2, Flags: f, Summary: "Returns a count of commands.", Since: "2.8.13", Handler: commandCount},
-		{Name: "list", Cats: command.CatConnection, Arity: -2, Flags: f, Args: "[FILTERBY <MODULE module-name|ACLCAT category|PATTERN pattern>]", Summary: "Returns a list of command names.", Since: "7.0.0", Handler: commandList},
-		{Name: "info", Cats: command.CatConnection, Arity: -2, Flags: f, Args: "[<command-name> ...]", Summary: "Returns information about one, multiple or all commands.", Since: "2.8.13", Handler: commandInfo},
-		{Name: "docs", Cats: command.CatConnection, Arity: -2, Flags: f, Args: "[<command-name> ...]", Summary: "Returns documentary information about one, multiple or all commands.", Since: "7.0.0", Handler: commandDocs},
-		{Name: "getkeys", Cats: command.CatConnection, Arity: -4, Flags: f, Args: "<command> [<arg> ...]", Summary: "Extracts the key names from an arbitrary command.", Since: "2.8.13", Handler: commandGetKeys},
+		{Name: "list", Docs: "[FILTERBY filterby=(MODULE module-name:string|ACLCAT category:string|PATTERN pattern:pattern)]", Cats: command.CatConnection, Arity: -2, Flags: f, Args: "[FILTERBY <MODULE module-name|ACLCAT category|PATTERN pattern>]", Summary: "Returns a list of command names.", Since: "7.0.0", Handler: commandList},
+		{Name: "info", Docs: "[command-name:string...]", Cats: command.CatConnection, Arity: -2, Flags: f, Args: "[<command-name> ...]", Summary: "Returns information about one, multiple or all commands.", Since: "2.8.13", Handler: commandInfo},
+		{Name: "docs", Docs: "[command-name:string...]", Cats: command.CatConnection, Arity: -2, Flags: f, Args: "[<command-name> ...]", Summary: "Returns documentary information about one, multiple or all commands.", Since: "7.0.0", Handler: commandDocs},
+		{Name: "getkeys", Docs: "command:string [arg:string...]", Cats: command.CatConnection, Arity: -4, Flags: f, Args: "<command> [<arg> ...]", Summary: "Extracts the key names from an arbitrary command.", Since: "2.8.13", Handler: commandGetKeys},
 		{Name: "help", Cats: command.CatConnection, Arity: 2, Flags: f, Summary: "Returns helpful text about the different subcommands.", Since: "5.0.0", Handler: subcommandHelp},
 	}
 }

@@ -25,7 +25,7 @@ type debugState struct {
 
 func debugCommands() []*Command {
 	return []*Command{
-		{Name: "debug", Arity: -2, Flags: command.Admin | command.NoScript | command.Loading | command.Stale, Locks: debugLocks,
+		{Name: "debug", Docs: "subcommand:string [arg:string...]", Arity: -2, Flags: command.Admin | command.NoScript | command.Loading | command.Stale, Locks: debugLocks,
 			Group: "server", Since: "1.0.0", Summary: "A container for debugging commands.", Handler: cmdDebug},
 	}
 }

@@ -15,7 +15,7 @@ func persistCommands() []*Command {
 			Summary: "Returns the Unix timestamp of the last successful save to disk.", Handler: cmdLastSave},
 		{Name: "bgrewriteaof", Arity: 1, Flags: admin, Group: "server", Since: "1.0.0",
 			Summary: "Asynchronously rewrites the append-only file to disk.", Handler: cmdBgRewriteAOF},
-		{Name: "shutdown", Arity: -1, Flags: admin | command.Loading | command.Stale | command.NoQueue | command.AllowBusy, Group: "server", Since: "1.0.0",
+		{Name: "shutdown", Docs: "[save-selector=(NOSAVE|SAVE)] [NOW]@7.0.0 [FORCE]@7.0.0 [ABORT]@7.0.0", Arity: -1, Flags: admin | command.Loading | command.Stale | command.NoQueue | command.AllowBusy, Group: "server", Since: "1.0.0",
 			Summary: "Synchronously saves the database(s) to disk and shuts down the Redis server.", Handler: cmdShutdown},
 	}
 }

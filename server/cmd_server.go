@@ -12,7 +12,7 @@ func serverCommands() []*Command {
 	return []*Command{
 		{Name: "command", Arity: -1, Flags: command.Loading | command.Stale, Cats: command.CatConnection, Group: "server", Since: "2.8.13",
 			Summary: "Returns detailed information about all commands.", Handler: cmdCommand, Subs: commandSubcommands()},
-		{Name: "info", Arity: -1, Flags: command.Loading | command.Stale, Cats: command.CatDangerous, Group: "server", Since: "1.0.0",
+		{Name: "info", Docs: "[section:string...]", Arity: -1, Flags: command.Loading | command.Stale, Cats: command.CatDangerous, Group: "server", Since: "1.0.0",
 			Summary: "Returns information and statistics about the server.", Handler: cmdInfo},
 		{Name: "config", Arity: -2, Flags: command.Admin | command.NoScript | command.Loading | command.Stale, NotCats: command.CatAdmin | command.CatDangerous, Group: "server", Since: "2.0.0",
 			Summary: "A container for server configuration commands.", Subs: configSubcommands()},
@@ -20,9 +20,9 @@ func serverCommands() []*Command {
 			Summary: "Returns the server time.", Handler: cmdTime},
 		{Name: "dbsize", Arity: 1, Flags: command.Readonly | command.Fast, Cats: command.CatKeyspace, Group: "server", Since: "1.0.0",
 			Summary: "Returns the number of keys in the database.", Handler: cmdDBSize},
-		{Name: "flushdb", Arity: -1, Flags: command.Write | command.Keyspace, Cats: command.CatKeyspace | command.CatDangerous, Group: "server", Since: "1.0.0",
+		{Name: "flushdb", Docs: "[flush-type=(ASYNC|SYNC)]", Arity: -1, Flags: command.Write | command.Keyspace, Cats: command.CatKeyspace | command.CatDangerous, Group: "server", Since: "1.0.0",
 			Summary: "Removes all keys from the current database.", Handler: cmdFlushDB},
-		{Name: "flushall", Arity: -1, Flags: command.Write | command.Keyspace, Cats: command.CatKeyspace | command.CatDangerous, Group: "server", Since: "1.0.0",
+		{Name: "flushall", Docs: "[flush-type=(ASYNC|SYNC)]", Arity: -1, Flags: command.Write | command.Keyspace, Cats: command.CatKeyspace | command.CatDangerous, Group: "server", Since: "1.0.0",
 			Summary: "Removes all keys from all databases.", Handler: cmdFlushAll},
 	}
 }
@@ -73,8 +73,8 @@ func cmdFlushAll(x *Ctx) {
 func configSubcommands() []*Command {
 	const f = command.Admin | command.NoScript | command.Loading | command.Stale
 	return []*Command{
-		{Name: "get", Arity: -3, Flags: f, Args: "<pattern> [<pattern> ...]", Since: "2.0.0", Summary: "Returns the effective values of configuration parameters.", Handler: configGet},
-		{Name: "set", Arity: -4, Flags: f, Args: "<directive> <value> [<directive> <value> ...]", Since: "2.0.0", Summary: "Sets configuration parameters in-flight.", Handler: configSet},
+		{Name: "get", Docs: "parameter:string...", Arity: -3, Flags: f, Args: "<pattern> [<pattern> ...]", Since: "2.0.0", Summary: "Returns the effective values of configuration parameters.", Handler: configGet},
+		{Name: "set", Docs: "data=(parameter:string value:string)...", Arity: -4, Flags: f, Args: "<directive> <value> [<directive> <value> ...]", Since: "2.0.0", Summary: "Sets configuration parameters in-flight.", Handler: configSet},
 		{Name: "resetstat", Arity: 2, Flags: f, Since: "2.0.0", Summary: "Resets the server's statistics.", Handler: configResetStat},
 		{Name: "rewrite", Arity: 2, Flags: f, Since: "2.8.0", Summary: "Persists the effective configuration to file.",
 			Handler: configRewrite},

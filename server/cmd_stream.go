@@ -18,17 +18,17 @@ func streamCommands() []*Command {
 		return c
 	}
 	return []*Command{
-		one(&Command{Name: "xadd", Arity: -5, Flags: command.Write | command.DenyOOM | command.Fast | command.AddsKeys, Since: "5.0.0",
+		one(&Command{Name: "xadd", Docs: "key:key [NOMKSTREAM]@6.2.0 [trim=(strategy=(MAXLEN|MINID)@6.2.0 [operator:string] threshold:string [LIMIT count:integer]@6.2.0)] id-selector=(*|id:string) data=(field:string value:string)...", Arity: -5, Flags: command.Write | command.DenyOOM | command.Fast | command.AddsKeys, Since: "5.0.0",
 			Summary: "Appends a new message to a stream. Creates the key if it doesn't exist.", Handler: cmdXAdd}),
-		one(&Command{Name: "xlen", Access: []command.KeyAccess{command.KeyAny}, Arity: 2, Flags: command.Readonly | command.Fast, Since: "5.0.0",
+		one(&Command{Name: "xlen", Docs: "key:key", Access: []command.KeyAccess{command.KeyAny}, Arity: 2, Flags: command.Readonly | command.Fast, Since: "5.0.0",
 			Summary: "Return the number of messages in a stream.", Handler: cmdXLen}),
-		one(&Command{Name: "xrange", Arity: -4, Flags: command.Readonly, Since: "5.0.0",
+		one(&Command{Name: "xrange", Docs: "key:key start:string end:string [COUNT count:integer]", Arity: -4, Flags: command.Readonly, Since: "5.0.0",
 			Summary: "Returns the messages from a stream within a range of IDs.", Handler: cmdXRange}),
-		one(&Command{Name: "xrevrange", Arity: -4, Flags: command.Readonly, Since: "5.0.0",
+		one(&Command{Name: "xrevrange", Docs: "key:key end:string start:string [COUNT count:integer]", Arity: -4, Flags: command.Readonly, Since: "5.0.0",
 			Summary: "Returns the messages from a stream within a range of IDs in reverse order.", Handler: cmdXRange}),
-		one(&Command{Name: "xtrim", Arity: -4, Flags: command.Write, Since: "5.0.0",
+		one(&Command{Name: "xtrim", Docs: "key:key trim=(strategy=(MAXLEN|MINID)@6.2.0 [operator:string] threshold:string [LIMIT count:integer]@6.2.0)", Arity: -4, Flags: command.Write, Since: "5.0.0",
 			Summary: "Deletes messages from the beginning of a stream.", Handler: cmdXTrim}),
-		one(&Command{Name: "xdel", Arity: -3, Flags: command.Write | command.Fast, Since: "5.0.0",
+		one(&Command{Name: "xdel", Docs: "key:key id:string...", Arity: -3, Flags: command.Write | command.Fast, Since: "5.0.0",
 			Summary: "Returns the number of messages after removing them from a stream.", Handler: cmdXDel}),
 	}
 }

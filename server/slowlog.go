@@ -110,7 +110,7 @@ func slowlogCommands() []*Command {
 	return []*Command{
 		{Name: "slowlog", Arity: -2, Flags: f, Group: "server", Since: "2.2.12",
 			Summary: "A container for slow log commands.", Subs: []*Command{
-				{Name: "get", Arity: -2, Flags: f | command.Admin, Args: "[<count>]", Since: "2.2.12",
+				{Name: "get", Docs: "[count:integer]", Arity: -2, Flags: f | command.Admin, Args: "[<count>]", Since: "2.2.12",
 					Summary: "Return top <count> entries from the slowlog (default: 10, -1 mean all).", Handler: slowlogGet},
 				{Name: "len", Arity: 2, Flags: f | command.Admin, Since: "2.2.12", Summary: "Return the length of the slowlog.", Handler: slowlogLen},
 				{Name: "reset", Arity: 2, Flags: f | command.Admin, Since: "2.2.12", Summary: "Reset the slowlog.", Handler: slowlogReset},

@@ -310,9 +310,9 @@ const (
 // trackingSubcommands are CLIENT's rows for client-side caching.
 func trackingSubcommands(f command.Flag) []*Command {
 	return []*Command{
-		{Name: "tracking", Arity: -3, Flags: f, Args: "<ON|OFF> [REDIRECT <id>] [PREFIX <prefix> [PREFIX <prefix> ...]] [BCAST] [OPTIN] [OPTOUT] [NOLOOP]",
+		{Name: "tracking", Docs: "status=(ON|OFF) [REDIRECT client-id:integer] [PREFIX prefix:string...] [BCAST] [OPTIN] [OPTOUT] [NOLOOP]", Arity: -3, Flags: f, Args: "<ON|OFF> [REDIRECT <id>] [PREFIX <prefix> [PREFIX <prefix> ...]] [BCAST] [OPTIN] [OPTOUT] [NOLOOP]",
 			Since: "6.0.0", Summary: "Controls server-assisted client-side caching for the connection.", Handler: clientTracking},
-		{Name: "caching", Arity: 3, Flags: f, Args: "<YES|NO>", Since: "6.0.0",
+		{Name: "caching", Docs: "mode=(YES|NO)", Arity: 3, Flags: f, Args: "<YES|NO>", Since: "6.0.0",
 			Summary: "Instructs the server whether to track the keys in the next request.", Handler: clientCaching},
 		{Name: "getredir", Arity: 2, Flags: f, Since: "6.0.0",
 			Summary: "Returns the client ID to which the connection's tracking notifications are redirected.", Handler: clientGetRedir},
