@@ -7,7 +7,6 @@ import (
 	"io/fs"
 	"log/slog"
 	"os"
-	"path/filepath"
 
 	"github.com/turnstile/turnstile/internal/atomicfile"
 )
@@ -139,10 +138,10 @@ func (d *Disciplined) Save() error {
 // StatePath returns the clock's state file ("" for none).
 func (d *Disciplined) StatePath() string { return d.path }
 
+// writeFileAtomic replaces the state file. It never creates the directory:
+// a data directory that has gone away (moved, unmounted) makes the save
+// fail, rather than be recreated empty behind the operator's back.
 func writeFileAtomic(path string, data []byte) error {
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return fmt.Errorf("save clock state: %w", err)
-	}
 	if err := atomicfile.Write(path, data, 0o644); err != nil {
 		return fmt.Errorf("save clock state: %w", err)
 	}

@@ -133,7 +133,7 @@ func ptr(s string) *string { return &s }
 // clock, saves, and restarts it: the offset continues instead of landing at
 // once.
 func TestSaveAndRestoreAcrossAStep(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "sub", StateFile) // Save creates the directory
+	path := filepath.Join(t.TempDir(), StateFile)
 	host := newFakeHost()
 	log, _ := testLogger()
 	c := Restore(path, host.sources(), log)
@@ -147,8 +147,8 @@ func TestSaveAndRestoreAcrossAStep(t *testing.T) {
 	if err := c.Save(); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := os.Stat(path + ".tmp"); !os.IsNotExist(err) {
-		t.Fatalf("temporary file left behind: %v", err)
+	if ents, err := os.ReadDir(filepath.Dir(path)); err != nil || len(ents) != 1 {
+		t.Fatalf("temporary file left behind: %v %v", ents, err)
 	}
 	host.advance(5 * time.Second) // down for 5 s
 	after := Restore(path, host.sources(), log).Status()
@@ -182,7 +182,15 @@ func TestSaveFailureWarnsOnce(t *testing.T) {
 	if n := strings.Count(buf.String(), "cannot save the clock state"); n != 1 {
 		t.Fatalf("%d warnings, want 1: %s", n, buf.String())
 	}
+	// Save never creates the directory (a data directory that went away
+	// is not recreated empty); once there is one again, it saves.
 	os.Remove(blocker)
+	if err := c.Save(); err == nil {
+		t.Fatal("Save created the missing directory")
+	}
+	if err := os.Mkdir(blocker, 0o755); err != nil {
+		t.Fatal(err)
+	}
 	if err := c.Save(); err != nil {
 		t.Fatal(err)
 	}
