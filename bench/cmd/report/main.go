@@ -97,9 +97,10 @@ func run(csvPath, metaPath, cmdPath, dir string) error {
 	// The scripting part (bench/scripts.sh, issue 11), the cluster's
 	// (bench/cluster.sh, issue 12), the fault soak's summaries
 	// (cluster/faulttest, TURNSTILE_SOAK) and the memory flood
-	// (bench/flood.sh, issue 13) write tables of their own; each is
-	// appended when present, under a heading of its own.
-	for _, part := range []string{"SCRIPTS.md", "CLUSTER.md", "FAULTS.md", "MEMORY.md"} {
+	// (bench/flood.sh, issue 13), TLS against plain (bench/tls.sh, issue
+	// 14) and the RL.* limiters (bench/rl.sh, issue 15) write tables of
+	// their own; each is appended when present, under a heading of its own.
+	for _, part := range []string{"SCRIPTS.md", "CLUSTER.md", "FAULTS.md", "MEMORY.md", "TLS.md", "LIMITERS.md"} {
 		b, err := os.ReadFile(filepath.Join(dir, part))
 		if errors.Is(err, fs.ErrNotExist) {
 			continue
