@@ -26,6 +26,7 @@ const maxPendingReply = 64 << 10
 // client is one connection. Its fields are owned by the connection's
 // goroutine, except those documented as shared.
 type client struct {
+	hotTick uint32 // limiter calls of this connection, for RL.HOTKEYS sampling (hotkeys.go)
 	s       *Server
 	id      int64
 	conn    net.Conn

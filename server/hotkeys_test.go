@@ -11,26 +11,32 @@ import (
 func TestRLHotkeys(t *testing.T) {
 	_, addr, clk := newTestServer(t)
 	c := dialRaw(t, addr)
-	for range 100 {
+	// One connection: calls 1..96 on hot (12 sampled), 97..136 on warm (5
+	// sampled: 104, 112, ..., 136), then 50 cold keys of one call each.
+	for range 96 {
 		c.do("CL.THROTTLE", "hot", "1000", "1000", "60")
 	}
-	for range 10 {
+	for range 40 {
 		c.do("RL.LIMIT", "warm", "GCRA", "1000", "1m")
 	}
 	for i := range 50 {
 		c.do("CL.THROTTLE", fmt.Sprint("cold", i), "10", "10", "60")
 	}
-	if got, want := c.do("RL.HOTKEYS", "2"), "*2\r\n*2\r\n$3\r\nhot\r\n:100\r\n*2\r\n$4\r\nwarm\r\n:10\r\n"; got != want {
+	if got, want := c.do("RL.HOTKEYS", "2"), "*2\r\n*2\r\n$3\r\nhot\r\n:96\r\n*2\r\n$4\r\nwarm\r\n:40\r\n"; got != want {
 		t.Fatalf("RL.HOTKEYS 2: %q, want %q", got, want)
 	}
 	clk.Advance(10 * time.Second)
-	c.do("CL.THROTTLE", "hot", "1000", "1000", "60")
-	if got, want := c.do("RL.HOTKEYS", "1"), "*1\r\n*2\r\n$3\r\nhot\r\n:51\r\n"; got != want {
-		t.Fatalf("after one decay: %q, want %q", got, want)
+	for range 8 { // one more sample of hot (call 192... at a multiple of 8)
+		c.do("CL.THROTTLE", "hot", "1000", "1000", "60")
+	}
+	if got, want := c.do("RL.HOTKEYS", "1"), "*1\r\n*2\r\n$3\r\nhot\r\n:56\r\n"; got != want {
+		t.Fatalf("after one decay: %q, want %q (96/2 + 8)", got, want)
 	}
 	c.do("CONFIG", "SET", "turnstile-hotkeys", "no")
-	c.do("CL.THROTTLE", "hot", "1000", "1000", "60")
-	if got, want := c.do("RL.HOTKEYS", "1"), "*1\r\n*2\r\n$3\r\nhot\r\n:51\r\n"; got != want {
+	for range 16 {
+		c.do("CL.THROTTLE", "hot", "1000", "1000", "60")
+	}
+	if got, want := c.do("RL.HOTKEYS", "1"), "*1\r\n*2\r\n$3\r\nhot\r\n:56\r\n"; got != want {
 		t.Fatalf("counted while off: %q, want %q", got, want)
 	}
 	if got := c.do("SELECT", "3"); got != "+OK\r\n" {
