@@ -24,20 +24,31 @@ var units = []struct {
 // or d ("250ms", "1s", "15m", "1h", "1d"), or a bare integer of seconds
 // (as CL.THROTTLE takes them). The result is in ns, within ratelimit's
 // MinPeriod..MaxPeriod.
-func ParsePeriod(s string) (int64, error) {
-	num, unit := s, int64(time.Second)
+func ParsePeriod(s string) (int64, error) { return ParsePeriodBytes([]byte(s)) }
+
+// ParsePeriodBytes is ParsePeriod for a request argument; it does not
+// allocate unless the period is wrong.
+func ParsePeriodBytes(b []byte) (int64, error) {
+	num, unit := b, int64(time.Second)
 	for _, u := range units {
-		if len(s) > len(u.suffix) && s[len(s)-len(u.suffix):] == u.suffix {
-			num, unit = s[:len(s)-len(u.suffix)], u.ns
+		if len(b) > len(u.suffix) && string(b[len(b)-len(u.suffix):]) == u.suffix {
+			num, unit = b[:len(b)-len(u.suffix)], u.ns
 			break
 		}
 	}
-	n, err := strconv.ParseInt(num, 10, 64)
-	if err != nil || n <= 0 || num[0] == '+' {
-		return 0, fmt.Errorf("period %q is not a positive integer with a unit (ms, s, m, h or d)", s)
+	var n int64
+	for _, c := range num {
+		if c < '0' || c > '9' || n > ratelimit.MaxPeriod/10 { // larger is out of range anyway: no overflow
+			n = -1
+			break
+		}
+		n = n*10 + int64(c-'0')
+	}
+	if len(num) == 0 || n <= 0 {
+		return 0, fmt.Errorf("period %q is not a positive integer with a unit (ms, s, m, h or d)", b)
 	}
 	if n > ratelimit.MaxPeriod/unit || n*unit < ratelimit.MinPeriod {
-		return 0, fmt.Errorf("period %q is outside 1ms..100 years", s)
+		return 0, fmt.Errorf("period %q is outside 1ms..100 years", b)
 	}
 	return n * unit, nil
 }

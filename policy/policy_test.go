@@ -187,3 +187,16 @@ func TestSetChanges(t *testing.T) {
 		t.Fatalf("NewRule error: %v", err)
 	}
 }
+
+// TestParsePeriodBytesDoesNotAllocate: RL.LIMIT parses a period on every
+// call.
+func TestParsePeriodBytesDoesNotAllocate(t *testing.T) {
+	b := []byte("250ms")
+	if n := testing.AllocsPerRun(100, func() {
+		if _, err := ParsePeriodBytes(b); err != nil {
+			t.Fatal(err)
+		}
+	}); n != 0 {
+		t.Fatalf("%v allocations", n)
+	}
+}

@@ -115,7 +115,7 @@ func parseRLRate(x *Ctx, args [][]byte) (limit, period int64, ok bool) {
 		x.w.Error("ERR limit must be a positive integer")
 		return 0, 0, false
 	}
-	period, err := policy.ParsePeriod(string(args[1]))
+	period, err := policy.ParsePeriodBytes(args[1])
 	if err != nil {
 		x.w.Error("ERR " + err.Error())
 		return 0, 0, false

@@ -114,3 +114,34 @@ func feed(tb testing.TB, s *Server, c *client, req []byte) {
 	}
 	c.w.Reset(1 << 20)
 }
+
+// BenchmarkRLLimitPath is BenchmarkThrottlePath for RL.LIMIT with each
+// algorithm, and RL.CHECK with three named rules.
+func BenchmarkRLLimitPath(b *testing.B) {
+	for _, algo := range []string{"GCRA", "FIXED", "SLIDING", "LOG", "CHECK3"} {
+		b.Run(algo, func(b *testing.B) {
+			s, c := newPathClient(b)
+			feed(b, s, c, []byte(encodeCommand("RL.POLICY", "SET", "ip", "gcra", "1000000", "1s")))
+			feed(b, s, c, []byte(encodeCommand("RL.POLICY", "SET", "user", "sliding", "1000000", "1m")))
+			feed(b, s, c, []byte(encodeCommand("RL.POLICY", "SET", "tenant", "fixed", "1000000000", "1h")))
+			const nkeys = 1024
+			reqs := make([][]byte, nkeys)
+			for i := range reqs {
+				k := "user:" + strconv.Itoa(i)
+				if algo == "CHECK3" {
+					reqs[i] = []byte(encodeCommand("RL.CHECK", "ip", k, "user", k, "tenant", k))
+				} else {
+					reqs[i] = []byte(encodeCommand("RL.LIMIT", k, algo, "100000", "1s"))
+				}
+			}
+			for _, r := range reqs {
+				feed(b, s, c, r)
+			}
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				feed(b, s, c, reqs[i%nkeys])
+			}
+		})
+	}
+}

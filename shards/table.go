@@ -254,10 +254,16 @@ func (t *table) putAt(i int, key []byte, tag uint32, e Entry) (oldExp int64, exi
 }
 
 // updateInPlace rewrites slot i for e when the record can stay as it is:
-// an integer value whose expiry needs no (or the same) arena space.
+// an integer value whose expiry needs no (or the same) arena space, or a
+// string of the same length as the one it replaces, with an expiry where
+// the old one had one (a limiter's state rewritten on every call: no
+// garbage, no arena growth). Never while a snapshot may share the arena.
 func (t *table) updateInPlace(i int, e Entry) bool {
 	s := &t.slots[i]
 	old := Kind(s.meta & kindMask)
+	if e.Kind == KindBytes && old == KindBytes {
+		return t.updateBytesInPlace(i, e)
+	}
 	if e.Kind != KindInt || old != KindInt {
 		return false
 	}
@@ -271,6 +277,22 @@ func (t *table) updateInPlace(i int, e Entry) bool {
 	}
 	s.meta = s.meta&^kindMask | uint32(KindInt)
 	s.num = e.Int
+	return true
+}
+
+// updateBytesInPlace is updateInPlace for a string replacing a string.
+func (t *table) updateBytesInPlace(i int, e Entry) bool {
+	s := &t.slots[i]
+	flags := expFlags(e)
+	if t.sharedArena || s.num != int64(len(e.Str)) || flags != s.meta&(flagExp|flagExpIsInt) || flags == flagExpIsInt {
+		return false
+	}
+	_, r, p := t.keyAt(i)
+	if flags == flagExp {
+		binary.LittleEndian.PutUint64(r[p:], uint64(e.Exp))
+		p += 8
+	}
+	copy(r[p:p+len(e.Str)], e.Str)
 	return true
 }
 
