@@ -216,30 +216,34 @@ func rlApply(x *Ctx, key []byte, req rlRequest) (ratelimit.Decision, bool) {
 // would come back too early.
 func ceilMs(ns int64) int64 { return (max(ns, 0) + 999_999) / 1_000_000 }
 
-// rlReply writes a decision: an array of integers, or under MAP a map
-// (RESP2: name-value pairs).
+// rlHead writes an array of n (>= 5) elements and its first five,
+// RL.LIMIT's fields: allowed, limit, remaining, retry_after_ms,
+// reset_after_ms.
+func rlHead(x *Ctx, d ratelimit.Decision, n int) {
+	x.w.Array(n)
+	x.w.Int(int64(boolInt(d.Allowed)))
+	x.w.Int(d.Limit)
+	x.w.Int(d.Remaining)
+	x.w.Int(rlRetryMs(d))
+	x.w.Int(ceilMs(d.ResetAfter))
+}
+
+// rlReply writes a decision: an array of integers (RL.QUEUE adds
+// delay_ms), or under MAP a map (RESP2: name-value pairs).
 func rlReply(x *Ctx, d ratelimit.Decision, asMap, delay bool) {
-	allowed := int64(0)
-	if d.Allowed {
-		allowed = 1
-	}
-	retry := int64(-1)
-	if d.RetryAfter >= 0 {
-		retry = ceilMs(d.RetryAfter)
-	}
-	vals := [6]int64{allowed, d.Limit, d.Remaining, retry, ceilMs(d.ResetAfter), ceilMs(d.Delay)}
-	names := [6]string{"allowed", "limit", "remaining", "retry_after_ms", "reset_after_ms", "delay_ms"}
 	n := 5
 	if delay {
 		n = 6
 	}
 	if !asMap {
-		x.w.Array(n)
-		for _, v := range vals[:n] {
-			x.w.Int(v)
+		rlHead(x, d, n)
+		if delay {
+			x.w.Int(ceilMs(d.Delay))
 		}
 		return
 	}
+	vals := [6]int64{int64(boolInt(d.Allowed)), d.Limit, d.Remaining, rlRetryMs(d), ceilMs(d.ResetAfter), ceilMs(d.Delay)}
+	names := [6]string{"allowed", "limit", "remaining", "retry_after_ms", "reset_after_ms", "delay_ms"}
 	x.w.Map(n)
 	for i := range n {
 		x.w.BulkString(names[i])

@@ -96,12 +96,7 @@ func cmdRLAcquire(x *Ctx) {
 		st.Lease = next
 		storeRL(x, ref, key, found, st, d.ResetAfter)
 	}
-	x.w.Array(6)
-	x.w.Int(int64(boolInt(d.Allowed)))
-	x.w.Int(d.Limit)
-	x.w.Int(d.Remaining)
-	x.w.Int(rlRetryMs(d))
-	x.w.Int(ceilMs(d.ResetAfter))
+	rlHead(x, d, 6)
 	if d.Allowed {
 		x.w.BulkString(strconv.FormatUint(id, 10))
 	} else {
@@ -181,12 +176,7 @@ func cmdRLBorrow(x *Ctx) {
 		st.GCRA = next
 		storeRL(x, ref, key, found, st, d.ResetAfter)
 	}
-	x.w.Array(6)
-	x.w.Int(int64(boolInt(d.Allowed)))
-	x.w.Int(d.Limit)
-	x.w.Int(d.Remaining)
-	x.w.Int(rlRetryMs(d))
-	x.w.Int(ceilMs(d.ResetAfter))
+	rlHead(x, d, 6)
 	x.w.Int(granted)
 }
 
