@@ -50,7 +50,10 @@ func rlCheckArgs(args [][]byte) (cost int64, costOK bool, pairs [][]byte, ok boo
 
 // rlCheckKey is the key of rule's state for value: rl:{value}:rule.
 func rlCheckKey(rule, value []byte) []byte {
-	k := make([]byte, 0, 6+len(rule)+len(value))
+	return appendRLCheckKey(make([]byte, 0, 6+len(rule)+len(value)), rule, value)
+}
+
+func appendRLCheckKey(k, rule, value []byte) []byte {
 	k = append(k, "rl:{"...)
 	k = append(k, value...)
 	k = append(k, "}:"...)
@@ -94,7 +97,12 @@ func cmdRLCheck(x *Ctx) {
 		return
 	}
 	set := x.s.rl.set.Load()
-	checks := make([]rlChecked, len(pairs)/2)
+	var buf [8]rlChecked // most checks name a few rules: no allocation
+	checks := buf[:0]
+	if len(pairs)/2 > len(buf) {
+		checks = make([]rlChecked, 0, len(pairs)/2)
+	}
+	checks = checks[:len(pairs)/2]
 	for i := range checks {
 		id := pairs[2*i]
 		r, found := set.Get(string(id))
@@ -102,7 +110,8 @@ func cmdRLCheck(x *Ctx) {
 			x.w.Error("ERR unknown rule '" + string(id) + "'")
 			return
 		}
-		checks[i].rule, checks[i].key = r, rlCheckKey(id, pairs[2*i+1])
+		var kb [64]byte
+		checks[i].rule, checks[i].key = r, x.opBytes(appendRLCheckKey(kb[:0], id, pairs[2*i+1]))
 		for _, prev := range checks[:i] {
 			if string(prev.key) == string(checks[i].key) {
 				x.w.Error("ERR rule '" + r.ID + "' is given the same value twice")
@@ -141,8 +150,7 @@ func cmdRLCheck(x *Ctx) {
 			c.stats.denied.Add(1)
 		case denier < 0:
 			c.stats.allowed.Add(1)
-			x.set(c.ref, c.key, shards.Entry{Kind: shards.KindBytes,
-				Str: x.opBytes(ratelimit.AppendState(make([]byte, 0, 64), c.next)), Exp: x.now + c.d.ResetAfter})
+			storeRL(x, c.ref, c.key, c.found, c.next, c.d.ResetAfter)
 		}
 	}
 	x.s.stats.decided(x.cmd, denier < 0)
