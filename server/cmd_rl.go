@@ -177,10 +177,21 @@ func rlLoad(x *Ctx, e shards.Entry, found bool) (st ratelimit.State, ok bool) {
 	return st, true
 }
 
+// rlFind reads key's state as algo's: has is false when there is no key
+// or it holds another algorithm's state; ok is false after a WRONGTYPE or
+// corrupt-state error reply.
+func rlFind(x *Ctx, key []byte, algo ratelimit.Algo) (st ratelimit.State, ref shards.Ref, has, ok bool) {
+	e, ref, found := x.lookup(key)
+	if st, ok = rlLoad(x, e, found); !ok {
+		return st, ref, false, false
+	}
+	return st, ref, found && st.Algo == algo, true
+}
+
 // rlOpen is the call's view of a limiter key: counted for RL.HOTKEYS,
 // looked up, and its state decoded as algo's; a new key, or one of
-// another algorithm, starts over (an empty state). ok is false after a
-// WRONGTYPE or corrupt-state error reply.
+// another algorithm, starts over (an empty state). found tells whether
+// the key existed (storeRL deletes it when its state has no effect left).
 func rlOpen(x *Ctx, key []byte, algo ratelimit.Algo) (st ratelimit.State, ref shards.Ref, found, ok bool) {
 	x.noteHot(key)
 	e, ref, found := x.lookup(key)

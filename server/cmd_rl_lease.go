@@ -113,19 +113,18 @@ func leaseOp(x *Ctx, op func(ratelimit.LeaseState, uint64) (ratelimit.LeaseState
 		x.w.Error("ERR invalid lease id")
 		return
 	}
-	e, ref, found := x.lookup(key)
-	st, ok := rlLoad(x, e, found)
+	st, ref, has, ok := rlFind(x, key, ratelimit.AlgoLease)
 	if !ok {
 		return
 	}
-	if !found || st.Algo != ratelimit.AlgoLease {
+	if !has {
 		x.w.Int(0)
 		return
 	}
 	next, alive := op(st.Lease, id)
 	if alive {
 		st.Lease = next
-		storeRL(x, ref, key, found, st, next.Lifetime(x.now))
+		storeRL(x, ref, key, true, st, next.Lifetime(x.now))
 	}
 	x.w.Int(int64(boolInt(alive)))
 }
@@ -189,19 +188,18 @@ func cmdRLReturn(x *Ctx) {
 		return
 	}
 	key := x.args[1]
-	e, ref, found := x.lookup(key)
-	st, ok := rlLoad(x, e, found)
+	st, ref, has, ok := rlFind(x, key, ratelimit.AlgoGCRA)
 	if !ok {
 		return
 	}
-	if !found || st.Algo != ratelimit.AlgoGCRA {
+	if !has {
 		x.w.Int(0)
 		return
 	}
 	next, back := st.Rule.Return(st.GCRA, x.now, m)
 	if back > 0 {
 		st.GCRA = next
-		storeRL(x, ref, key, found, st, max(next.TAT-x.now, 0))
+		storeRL(x, ref, key, true, st, max(next.TAT-x.now, 0))
 	}
 	x.w.Int(back)
 }
