@@ -12,6 +12,7 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"runtime"
 	"strings"
 	"sync"
 	"syscall"
@@ -71,8 +72,11 @@ func TestFDHelperProcess(t *testing.T) {
 		fmt.Println("SERVE-ENDED", err)
 		os.Exit(3)
 	}
+	// files stays reachable until the process exits: an *os.File the GC
+	// collects closes its descriptor in a finalizer, which would hand the
+	// exhausted descriptors back behind the test's back.
+	var files []*os.File
 	if free >= 0 {
-		var files []*os.File
 		for len(files) < 1<<16 {
 			f, err := os.Open(os.DevNull)
 			if err != nil {
@@ -83,6 +87,10 @@ func TestFDHelperProcess(t *testing.T) {
 		for _, f := range files[len(files)-min(free, len(files)):] {
 			f.Close()
 		}
+		// Collect now, so that a descriptor the GC could close goes
+		// before the parent measures, not in the middle of it.
+		runtime.GC()
+		runtime.GC()
 	}
 	fmt.Println("ADDR", ln.Addr().String())
 	parentGone := make(chan struct{})
@@ -97,6 +105,7 @@ func TestFDHelperProcess(t *testing.T) {
 	case <-parentGone:
 	case <-time.After(time.Minute):
 	}
+	runtime.KeepAlive(files)
 	os.Exit(0)
 }
 
