@@ -136,7 +136,8 @@ func TestParseErrors(t *testing.T) {
 	}
 }
 
-// FuzzParse: no input panics, and every accepted set is consistent.
+// FuzzParse: no input panics, every accepted set is consistent, and its
+// encoding reads back as the same set (the form a changed set is kept in).
 func FuzzParse(f *testing.F) {
 	f.Add("p.json", []byte(`{"rules": [{"id": "a", "algorithm": "fixed", "limit": 5, "per": "1m"}]}`))
 	f.Add("p.yaml", []byte("rules:\n  - {id: b, algorithm: gcra, limit: 3, per: 250ms, burst: 9, shadow: true}\n"))
@@ -153,7 +154,42 @@ func FuzzParse(f *testing.F) {
 				t.Fatalf("invalid rule accepted: %+v", r)
 			}
 		}
+		enc := set.Encode()
+		back, err := Parse("set.json", enc)
+		if err != nil {
+			t.Fatalf("the encoding of an accepted set does not parse: %v\n%s", err, enc)
+		}
+		if !back.Equal(set) {
+			t.Fatalf("round trip changed the set:\n%+v\n%+v", set.Rules, back.Rules)
+		}
+		if again := back.Encode(); string(again) != string(enc) {
+			t.Fatalf("encoding not deterministic:\n%s\n%s", enc, again)
+		}
 	})
+}
+
+// TestEncodeRoundTrip: a set with every field set, and the empty set, read
+// back as themselves; a changed field makes the sets unequal.
+func TestEncodeRoundTrip(t *testing.T) {
+	a, _ := NewRule("login-ip", "sliding", 5, "1m", 0, true, []string{"ip"})
+	b, _ := NewRule("api", "gcra", 100, "250ms", 20, false, nil)
+	c, _ := NewRule("day", "log", 1000, "1d", 0, false, []string{"user", "route"})
+	for _, set := range []*Set{Empty(), Empty().With(a).With(b).With(c)} {
+		back, err := Parse("x.json", set.Encode())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !back.Equal(set) || len(back.Rules) != len(set.Rules) {
+			t.Fatalf("round trip: %+v, want %+v", back.Rules, set.Rules)
+		}
+	}
+	if got := string(Empty().Encode()); got != `{"rules":[]}` {
+		t.Fatalf("empty set encodes as %s", got)
+	}
+	b2, _ := NewRule("api", "gcra", 100, "250ms", 21, false, nil)
+	if Empty().With(a).With(b).Equal(Empty().With(a).With(b2)) {
+		t.Fatal("sets with different bursts compare equal")
+	}
 }
 
 // TestSetChanges: With replaces or appends, Without removes, and neither
