@@ -39,6 +39,8 @@ type testCluster struct {
 	nodes map[string]*tnode
 	mu    sync.Mutex
 	tweak func(*Config)
+	// serverTweak, if set, adjusts each node's server configuration.
+	serverTweak func(*server.Config)
 }
 
 func newTestCluster(t *testing.T) *testCluster {
@@ -104,6 +106,9 @@ func (tc *testCluster) start(id string, bootstrap bool, join string, base clock.
 	scfg.Replication = node
 	scfg.Clock = node.Clock()
 	scfg.Logger = testLogger(t, id)
+	if tc.serverTweak != nil {
+		tc.serverTweak(&scfg)
+	}
 	srv, err := server.New(scfg)
 	if err != nil {
 		t.Fatal(err)

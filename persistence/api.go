@@ -32,6 +32,15 @@ const (
 	OpRange Op = 7
 )
 
+// MetaDB is the database index reserved for the server's own state that
+// lives beside the keyspace and must be as durable as it: the rate-limit
+// rules changed at run time, for instance. Its records are OpSet effects
+// (a name in Key, the state as a string in Entry) in logs and dumps alike,
+// so they are framed, checked, rewritten and replicated like any other;
+// the server routes them to that state instead of a database. No real
+// database has this index (the server allows far fewer databases).
+const MetaDB = maxDB
+
 // Effect is one logged change to the keyspace, with absolute times only.
 type Effect struct {
 	Op    Op

@@ -21,12 +21,14 @@ func rlCheckCommands() []*Command {
 			Summary: "Checks named rules atomically; spends on all of them only if none denies.", Handler: cmdRLCheck},
 		{Name: "rl.policy", Arity: -2, Group: "module", Since: "0.1.0",
 			Summary: "A container for the named rate-limit rules.", Subs: []*Command{
-				{Name: "load", Arity: 2, Flags: command.Admin, Since: "0.1.0",
+				{Name: "load", Arity: 2, Flags: command.Admin | command.Write | command.Keyspace, Since: "0.1.0",
 					Summary: "Reads the policy file again, replacing every rule.", Handler: cmdRLPolicyLoad},
-				{Name: "set", Docs: "id:string algorithm=(GCRA|FIXED|SLIDING|LOG) limit:integer period:string [BURST burst:integer] [SHADOW]", Arity: -6, Flags: command.Admin, Args: "<id> <algorithm> <limit> <period> [BURST <b>] [SHADOW]", Since: "0.1.0",
+				{Name: "set", Docs: "id:string algorithm=(GCRA|FIXED|SLIDING|LOG) limit:integer period:string [BURST burst:integer] [SHADOW]", Arity: -6, Flags: command.Admin | command.Write | command.Keyspace, Args: "<id> <algorithm> <limit> <period> [BURST <b>] [SHADOW]", Since: "0.1.0",
 					Summary: "Adds or replaces a rule.", Handler: cmdRLPolicySet},
-				{Name: "del", Docs: "id:string", Arity: 3, Flags: command.Admin, Args: "<id>", Since: "0.1.0",
+				{Name: "del", Docs: "id:string", Arity: 3, Flags: command.Admin | command.Write | command.Keyspace, Args: "<id>", Since: "0.1.0",
 					Summary: "Removes a rule.", Handler: cmdRLPolicyDel},
+				{Name: "save", Arity: 2, Flags: command.Admin, Since: "0.1.0",
+					Summary: "Writes the rules in force to the policy file.", Handler: cmdRLPolicySave},
 				{Name: "get", Docs: "id:string", Arity: 3, Args: "<id>", Since: "0.1.0",
 					Summary: "Shows a rule and its counters.", Handler: cmdRLPolicyGet},
 				{Name: "list", Arity: 2, Since: "0.1.0",
@@ -192,8 +194,31 @@ func rlRuleOf(r policy.Rule) (ratelimit.Algo, ratelimit.Rule) {
 	return algo, ratelimit.Rule{Limit: r.Limit, Period: r.Period, Burst: r.Burst}
 }
 
+// RL.POLICY LOAD, SET and DEL change the rules under every shard lock
+// (their rows are Write|Keyspace) and record the new set (rlpolicy.go), so
+// the change is logged and replicated; a cluster's followers forward them
+// to the leader.
+
 func cmdRLPolicyLoad(x *Ctx) {
-	if _, err := x.s.rl.load(); err != nil {
+	x.changeRules(x.s.rl.load)
+}
+
+// changeRules applies fn to the rules in force, records the new set and
+// replies OK, or the error.
+func (x *Ctx) changeRules(fn func(*policy.Set) (*policy.Set, error)) {
+	set, err := x.s.rl.change(fn)
+	if err != nil {
+		x.w.Error("ERR " + err.Error())
+		return
+	}
+	x.recordMeta(rlPoliciesMeta, set.Encode())
+	x.w.OK()
+}
+
+// cmdRLPolicySave implements RL.POLICY SAVE: the rules in force, run-time
+// changes included, replace the policy file's contents (read at start-up).
+func cmdRLPolicySave(x *Ctx) {
+	if err := x.s.savePolicies(); err != nil {
 		x.w.Error("ERR " + err.Error())
 		return
 	}
@@ -231,18 +256,18 @@ func cmdRLPolicySet(x *Ctx) {
 		x.w.Error("ERR " + err.Error())
 		return
 	}
-	x.s.rl.update(func(s *policy.Set) *policy.Set { return s.With(r) })
-	x.w.OK()
+	x.changeRules(func(s *policy.Set) (*policy.Set, error) { return s.With(r), nil })
 }
 
 func cmdRLPolicyDel(x *Ctx) {
-	found := false
-	x.s.rl.update(func(s *policy.Set) *policy.Set {
-		out, ok := s.Without(string(x.args[2]))
-		found = ok
-		return out
-	})
-	x.w.Int(int64(boolInt(found)))
+	set, found := x.s.rl.set.Load().Without(string(x.args[2]))
+	if !found { // nothing changes: nothing to record
+		x.w.Int(0)
+		return
+	}
+	x.s.rl.change(func(*policy.Set) (*policy.Set, error) { return set, nil })
+	x.recordMeta(rlPoliciesMeta, set.Encode())
+	x.w.Int(1)
 }
 
 // cmdRLPolicyGet implements RL.POLICY GET id: the rule and its counters

@@ -227,6 +227,9 @@ func logSize(lg *persistence.Log) int64 {
 // like any other; reads hide it, and dropExpired removes such keys after a
 // load. Safe for concurrent use with commands (it takes the shard locks).
 func (s *Server) ApplyEffect(e persistence.Effect) error {
+	if e.DB == persistence.MetaDB {
+		return s.applyMeta(e)
+	}
 	if e.DB < 0 || e.DB >= len(s.dbs) {
 		return fmt.Errorf("effect for database %d, but only %d are configured", e.DB, len(s.dbs))
 	}
@@ -374,6 +377,7 @@ func (s *Server) freezeAt(at func(), now int64) persistence.DumpFunc {
 	for _, db := range s.dbs {
 		db.BeginSnapshotLocked()
 	}
+	rules, withRules := s.rl.dumped()
 	if at != nil {
 		at()
 	}
@@ -394,6 +398,9 @@ func (s *Server) freezeAt(at func(), now int64) persistence.DumpFunc {
 					return err
 				}
 			}
+		}
+		if withRules { // the server's own state, after the keys (rlpolicy.go)
+			return emit(persistence.MetaDB, []byte(rlPoliciesMeta), shards.Entry{Kind: shards.KindBytes, Str: rules})
 		}
 		return nil
 	}

@@ -76,13 +76,15 @@ func (s *Server) role() string {
 	return "master"
 }
 
-// ResetKeyspace removes every key of every database without logging
-// anything: a replicated node drops its memory before it rebuilds it from
+// ResetKeyspace removes every key of every database, and the rate-limit
+// rules the dataset held (the node's policy file is in force again),
+// without logging anything: a replicated node drops its memory before it rebuilds it from
 // committed state (a Raft snapshot and log). Safe for concurrent use.
 func (s *Server) ResetKeyspace() {
 	for _, db := range s.dbs {
 		db.Flush()
 	}
+	s.rl.reset()
 }
 
 // Dump returns a point-in-time dump of the keyspace, as it is at the

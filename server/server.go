@@ -441,6 +441,11 @@ func (s *Server) Serve(ctx context.Context, lns ...net.Listener) error {
 			s.Close()
 			return
 		}
+		if s.repl == nil {
+			if err := s.policiesAfterLoad(); err != nil {
+				s.log.Error("cannot record the policy file's rules", "err", err)
+			}
+		}
 		s.persist.loading.Store(false)
 		close(s.ready)
 		s.log.Info("ready to accept connections", "addr", ln.Addr().String())

@@ -73,8 +73,10 @@ func reloadOnHUP(srv *server.Server, path string, log *slog.Logger) func() {
 		for {
 			select {
 			case <-hups:
-				if n, err := srv.ReloadPolicies(); err != nil {
+				if n, err := srv.ReloadPolicies(); err != nil && n == 0 {
 					log.Warn("SIGHUP: the policy file was not reloaded; the rules in force stay", "err", err)
+				} else if err != nil {
+					log.Warn("SIGHUP: policy file reloaded", "file", path, "rules", n, "err", err)
 				} else {
 					log.Info("SIGHUP: policy file reloaded", "file", path, "rules", n)
 				}
