@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/redis/go-redis/v9"
 )
 
 var ctx = context.Background()
@@ -136,15 +138,26 @@ func TestRestartedNodeSnapshotCatchUpAndMembership(t *testing.T) {
 	tc := newTestCluster(t)
 	tc.tweak = func(c *Config) {
 		c.SnapshotThreshold, c.TrailingLogs, c.SnapshotInterval = 64, 16, 100*time.Millisecond
+		// No failover is tested here: timeouts that a loaded CI machine
+		// does not reach by a scheduling pause keep the leader in place
+		// through the membership changes.
+		c.HeartbeatTimeout, c.ElectionTimeout, c.LeaderLeaseTimeout = time.Second, time.Second, 500*time.Millisecond
 	}
 	tc.three()
 	l := tc.leader()
 	lagging := tc.others(l)[0]
 	lagging.stop()
+	// With one node down and a snapshot every 100 ms on a loaded machine,
+	// a leadership change can happen during the writes: a write it cuts
+	// off is answered TRYAGAIN, and is retried on the new leader (both
+	// writes are idempotent for what the test checks).
 	for i := 0; i < 2000; i++ {
-		must(t, l.client.Set(ctx, fmt.Sprint("key", i%500), i, 0).Err())
-		must(t, l.client.Do(ctx, "CL.THROTTLE", fmt.Sprint("rl", i%100), 100, 10, 60).Err())
+		retryOnTryAgain(t, tc, func(c *redis.Client) error { return c.Set(ctx, fmt.Sprint("key", i%500), i, 0).Err() })
+		retryOnTryAgain(t, tc, func(c *redis.Client) error {
+			return c.Do(ctx, "CL.THROTTLE", fmt.Sprint("rl", i%100), 100, 10, 60).Err()
+		})
 	}
+	l = tc.leader()
 	waitFor(t, "a leader snapshot", func() bool {
 		metas, _ := l.node.snaps.List()
 		return len(metas) > 0
@@ -174,6 +187,24 @@ func TestRestartedNodeSnapshotCatchUpAndMembership(t *testing.T) {
 	must(t, l.client.Set(ctx, "after-replace", "1", 0).Err())
 	if got := len(tc.converge()); got != 601 {
 		t.Fatalf("%d keys after replacing a node, want 601", got)
+	}
+}
+
+// retryOnTryAgain runs write against the leader, again against the leader
+// of the moment while it fails with TRYAGAIN (leadership changed) or
+// CLUSTERDOWN (no leader yet), for up to 20 s.
+func retryOnTryAgain(t *testing.T, tc *testCluster, write func(*redis.Client) error) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		err := write(tc.leader().client)
+		if err == nil {
+			return
+		}
+		if !strings.HasPrefix(err.Error(), "TRYAGAIN") && !strings.HasPrefix(err.Error(), "CLUSTERDOWN") || time.Now().After(deadline) {
+			t.Fatal(err)
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 }
 

@@ -38,13 +38,17 @@ type testCluster struct {
 	t     *testing.T
 	nodes map[string]*tnode
 	mu    sync.Mutex
+	base  string // the nodes' directories live here
 	tweak func(*Config)
 	// serverTweak, if set, adjusts each node's server configuration.
 	serverTweak func(*server.Config)
 }
 
 func newTestCluster(t *testing.T) *testCluster {
-	tc := &testCluster{t: t, nodes: map[string]*tnode{}}
+	// The directory is made before the cleanup that stops the nodes is
+	// registered, so it is removed after they stopped (cleanups run last
+	// first): a node still writing a snapshot cannot fail its removal.
+	tc := &testCluster{t: t, nodes: map[string]*tnode{}, base: t.TempDir()}
 	t.Cleanup(func() {
 		for _, n := range tc.nodes {
 			n.stop()
@@ -80,7 +84,11 @@ func (tc *testCluster) start(id string, bootstrap bool, join string, base clock.
 	if old != nil {
 		tn.dir, tn.raftAddr, tn.addr = old.dir, old.raftAddr, old.addr
 	} else {
-		tn.dir = t.TempDir()
+		dir, err := os.MkdirTemp(tc.base, id+"-")
+		if err != nil {
+			t.Fatal(err)
+		}
+		tn.dir = dir
 		tn.raftAddr = fmt.Sprintf("127.0.0.1:%d", freePort(t))
 		tn.addr = fmt.Sprintf("127.0.0.1:%d", freePort(t))
 	}
