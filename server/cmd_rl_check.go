@@ -88,7 +88,7 @@ type rlChecked struct {
 	ref   shards.Ref
 	found bool
 	d     ratelimit.Decision
-	next  ratelimit.State
+	next  ratelimit.State // read, then the state after the request
 }
 
 // cmdRLCheck implements RL.CHECK [COST n] rule value [rule value ...]. The
@@ -137,13 +137,13 @@ func cmdRLCheck(x *Ctx) {
 	for i := range checks {
 		c := &checks[i]
 		algo, rule := rlRuleOf(c.rule)
-		st, ref, found, ok := rlOpen(x, c.key, algo)
+		ref, found, ok := rlOpen(x, c.key, algo, &c.next, nil) // a LOG rule's entries: a new slice each
 		if !ok {
 			return
 		}
-		st.Rule = rule
+		c.next.Rule = rule
 		c.ref, c.found = ref, found
-		c.d, c.next = ratelimit.Decide(st, x.now, cost)
+		c.d = c.next.Apply(x.now, cost)
 		if c.d.Allowed || c.rule.Shadow {
 			continue
 		}
@@ -165,7 +165,7 @@ func cmdRLCheck(x *Ctx) {
 			stats.denied.Add(1)
 		case denier < 0:
 			stats.allowed.Add(1)
-			storeRL(x, c.ref, c.key, c.found, c.next, c.d.ResetAfter)
+			storeRL(x, c.ref, c.key, c.found, &c.next, c.d.ResetAfter)
 		}
 	}
 	x.s.stats.decided(x.cmd, denier < 0)

@@ -7,6 +7,7 @@ import (
 
 	"github.com/turnstile/turnstile/command"
 	"github.com/turnstile/turnstile/persistence"
+	"github.com/turnstile/turnstile/ratelimit"
 )
 
 // execKind is what one atomic unit of execution is.
@@ -59,6 +60,13 @@ type execution struct {
 	derived    [][]byte
 	derivedBuf []byte
 	derivedFor [][]byte
+	// rlEntries is the buffer RL.LIMIT decodes a LOG state's entries
+	// into (rlApply), reused from call to call: each call is done with
+	// them before it returns.
+	rlEntries []ratelimit.Entry
+	// rlEnc is the buffer storeRL encodes a state in before copying it
+	// to opBytes; reused from call to call.
+	rlEnc []byte
 }
 
 // reset prepares a reused execution for a new unit.
