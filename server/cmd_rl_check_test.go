@@ -237,3 +237,21 @@ func TestRLCheckPathAllocs(t *testing.T) {
 		t.Fatalf("RL.CHECK path: %.2f allocations per request, want 0", allocs)
 	}
 }
+
+// TestRLCheckManyRules: a check of more rule-value pairs than the
+// handler's stack array holds (8) derives and spends every key.
+func TestRLCheckManyRules(t *testing.T) {
+	c, _, _ := newPolicyServer(t)
+	args := []string{"RL.CHECK"}
+	for i := range 10 {
+		args = append(args, "user", "v"+strconv.Itoa(i))
+	}
+	if got := c.do(args...); !strings.HasPrefix(got, "*4\r\n:1\r\n$-1\r\n:-1\r\n*10\r\n") || strings.Count(got, "$4\r\nuser\r\n:1\r\n:3\r\n:2\r\n") != 10 {
+		t.Fatalf("10 rules: %q", got)
+	}
+	for i := range 10 {
+		if got := c.do("RL.INFO", "rl:{v"+strconv.Itoa(i)+"}:user"); !strings.Contains(got, "$9\r\nremaining\r\n:2\r\n") {
+			t.Fatalf("v%d after the check: %q", i, got)
+		}
+	}
+}
