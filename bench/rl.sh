@@ -6,14 +6,21 @@
 #     Lua script (EVALSHA) on a private redis-server (>= 5x): GCRA as
 #     redis_rate's script (bench/lua/gcra.lua), the others from bench/lua/rl/;
 #   - bytes per key: each algorithm's state (MEMORY USAGE), and LOG with 100
-#     entries against Redis's sorted-set log with 100 members (<= 1/2).
+#     entries against Redis's sorted-set log with 100 members (<= 1/2);
+#   - server CPU per request: utime+stime of the server process
+#     (/proc/PID/stat, fields 14 and 15, in clock ticks) read right before
+#     and after each redis-benchmark run, so that the ratios can be judged
+#     where the one client, not the server, bounds the throughput (a PING
+#     run on Turnstile shows that bound).
 #
 #   bench/rl.sh                     # ROUNDS=3
 #   ROUNDS=1 N=100000 bench/rl.sh   # a quick check
+#   PORT_T=7650 PORT_R=7651 ...     # fixed ports (default: free ones)
 #
 # Servers on CPU 0, redis-benchmark on CPU 1 (taskset), -c 50, 100,000
 # random keys; medians of ROUNDS, order rotating. Writes bench/LIMITERS.md
-# and bench/out/rl.csv.
+# and bench/out/rl.csv (req/s, and the server's CPU seconds for the run's
+# requests).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
@@ -33,6 +40,18 @@ go build -o "$OUT/turnstile" ./cmd/turnstile
 if (($(nproc) >= 2)); then SRV=(taskset -c 0); CLI=(taskset -c 1); PIN="servers on CPU 0, clients on CPU 1"
 else SRV=(); CLI=(); PIN="none (one CPU)"; fi
 
+TCK=$(getconf CLK_TCK)
+# cpu_ticks PID: the process's user plus system CPU time so far, in clock
+# ticks (all its threads). The fields are counted after the command name,
+# which is in parentheses and may hold spaces: field 3 is f[0].
+cpu_ticks() {
+	local s f
+	s=$(<"/proc/$1/stat") || die "no process $1"
+	s=${s##*) }
+	read -r -a f <<<"$s"
+	echo $((f[11] + f[12]))
+}
+
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 POLICIES=$OUT/rl-policies.json
 cat >"$POLICIES" <<'JSON'
@@ -43,8 +62,9 @@ cat >"$POLICIES" <<'JSON'
 ] }
 JSON
 declare -A PID PORT
-start() { # start t|r
-	local p; p=$(free_port)
+start() { # start t|r [port]
+	local p=${2:-}
+	[[ -n $p ]] || p=$(free_port)
 	case $1 in
 	t) "${SRV[@]}" "$OUT/turnstile" --port "$p" --bind 127.0.0.1 --save '' --appendonly no --policies "$POLICIES" >"$OUT/rl-$1.log" 2>&1 & ;;
 	r) "${SRV[@]}" redis-server --port "$p" --bind 127.0.0.1 --save '' --appendonly no --daemonize no >"$OUT/rl-$1.log" 2>&1 & ;;
@@ -55,8 +75,8 @@ start() { # start t|r
 }
 stop() { kill "${PID[$1]}" 2>/dev/null || true; wait "${PID[$1]}" 2>/dev/null || true; }
 trap 'for n in "${!PID[@]}"; do stop "$n"; done' EXIT
-start t
-start r
+start t "${PORT_T:-}"
+start r "${PORT_R:-}"
 log "pinning: $PIN; turnstile :${PORT[t]}, redis :${PORT[r]}"
 declare -A SHA
 for a in fixed sliding log; do SHA[$a]=$(redis-cli -p "${PORT[r]}" -x script load <bench/lua/rl/$a.lua); done
@@ -65,6 +85,7 @@ SHA[gcra]=$(redis-cli -p "${PORT[r]}" -x script load <bench/lua/gcra.lua)
 # name|server|command (keys: __rand_int__). Limits high enough that most
 # requests are allowed (the write path), as in the CL.THROTTLE runs.
 TESTS=(
+	"ping|t|PING"
 	"cl.throttle|t|CL.THROTTLE rl:__rand_int__ 1000 1000000 1"
 	"gcra|t|RL.LIMIT rl:__rand_int__ GCRA 1000000 1s"
 	"fixed|t|RL.LIMIT rl:__rand_int__ FIXED 1000000 1s"
@@ -77,17 +98,20 @@ TESTS=(
 	"log|r|EVALSHA ${SHA[log]} 1 rl:__rand_int__ 100 1000"
 )
 CSV=$OUT/rl.csv
-echo "test,server,round,value" >"$CSV"
+echo "test,server,round,value,cpu_s,requests" >"$CSV"
 for round in $(seq "$ROUNDS"); do
 	n=${#TESTS[@]}
 	for ((i = 0; i < n; i++)); do
 		IFS='|' read -r name srv cmd <<<"${TESTS[(i + round - 1) % n]}"
 		log "round $round: $name on $srv"
 		redis-cli -p "${PORT[$srv]}" flushall >/dev/null
+		t0=$(cpu_ticks "${PID[$srv]}")
 		# shellcheck disable=SC2086
 		v=$(timeout "$TMO" "${CLI[@]}" redis-benchmark -p "${PORT[$srv]}" -c 50 -P 16 -r 100000 -n "$N" --csv $cmd 2>/dev/null |
 			awk -F'","' 'NR == 2 { print $2 }') || v=failed
-		echo "$name,$srv,$round,$v" >>"$CSV"
+		t1=$(cpu_ticks "${PID[$srv]}")
+		cpu=$(awk -v d=$((t1 - t0)) -v k="$TCK" 'BEGIN { printf "%.2f", d / k }')
+		echo "$name,$srv,$round,$v,$cpu,$N" >>"$CSV"
 	done
 done
 
@@ -126,32 +150,61 @@ LOGT=$((tl / 50)) LOGR=$((rl / 50))
 	echo "$(date -u +%Y-%m-%d), $(nproc) CPUs ($(lscpu 2>/dev/null | awk -F: '/Model name/ {gsub(/^ +/, "", $2); print $2; exit}')), Redis $(redis-server --version | awk '{sub(/^v=/, "", $3); print $3}'), pinning: $PIN."
 	echo "Command: \`ROUNDS=$ROUNDS N=$N bench/rl.sh\`. Requests per second, redis-benchmark -c 50 -P 16 -r 100000;"
 	echo "medians of $ROUNDS rounds, order rotating; ratios are medians of per-round ratios (range in brackets)."
+	echo "Server CPU per request: the server process's user + system time during the run (/proc/PID/stat,"
+	echo "clock ticks of 1/$TCK s) divided by the requests."
 	echo
 	python3 - "$CSV" <<'PY'
 import csv, sys, statistics
 rows = list(csv.DictReader(open(sys.argv[1])))
-vals, rounds = {}, {}
+vals, cpus, rounds, cround = {}, {}, {}, {}
 for r in rows:
     try: v = float(r["value"])
     except ValueError: continue
-    vals.setdefault((r["test"], r["server"]), []).append(v)
-    rounds.setdefault(r["round"], {})[(r["test"], r["server"])] = v
-def ratio(a, b, target):
-    rs = sorted(rd[a] / rd[b] for rd in rounds.values() if a in rd and b in rd)
-    if not rs: return "missing", ""
+    k = (r["test"], r["server"])
+    vals.setdefault(k, []).append(v)
+    rounds.setdefault(r["round"], {})[k] = v
+    try: us = float(r["cpu_s"]) * 1e6 / float(r["requests"])
+    except (KeyError, ValueError, ZeroDivisionError): continue
+    if us > 0:
+        cpus.setdefault(k, []).append(us)
+        cround.setdefault(r["round"], {})[k] = us
+def ratio(rs_by_round, a, b, target):
+    rs = sorted(rd[a] / rd[b] for rd in rs_by_round.values() if a in rd and b in rd)
+    if not rs: return "missing", "missing"
     m = statistics.median(rs)
     return f"{m:.2f}x ({rs[0]:.2f}-{rs[-1]:.2f})", ("met" if m >= target else "**missed**")
+thr = lambda a, b, target: ratio(rounds, a, b, target)
+cpu = lambda a, b, target: ratio(cround, a, b, target)  # a's CPU per request over b's: b is the cheaper when > 1
 med = lambda k: f"{statistics.median(vals[k]):,.0f}" if k in vals else "failed"
-print(f"CL.THROTTLE on Turnstile: {med(('cl.throttle','t'))} req/s.")
+us = lambda k: f"{statistics.median(cpus[k]):.2f}" if k in cpus else "missing"
+print(f"PING on Turnstile: {med(('ping','t'))} req/s ({us(('ping','t'))} us of server CPU per request): one redis-benchmark")
+print("process on one CPU caps every run near this rate, whatever the server does, so a throughput ratio")
+print("near 1 says little about the server; the server CPU per request below is the server's own cost.")
+print()
+print(f"CL.THROTTLE on Turnstile: {med(('cl.throttle','t'))} req/s, {us(('cl.throttle','t'))} us of server CPU per request.")
+print()
+print("Throughput (requests per second):")
 print()
 print("| algorithm | Turnstile RL.* | / CL.THROTTLE | target | Redis + Lua | Turnstile / Redis + Lua | target |")
 print("|---|---:|---:|---|---:|---:|---|")
 for a in ["gcra", "fixed", "sliding", "log"]:
-    r1, m1 = ratio((a, "t"), ("cl.throttle", "t"), 0.9)
-    r2, m2 = ratio((a, "t"), (a, "r"), 5.0)
+    r1, m1 = thr((a, "t"), ("cl.throttle", "t"), 0.9)
+    r2, m2 = thr((a, "t"), (a, "r"), 5.0)
     print(f"| {a.upper()} | {med((a,'t'))} | {r1} | >= 0.9x: {m1} | {med((a,'r'))} | {r2} | >= 5x: {m2} |")
-r3, m3 = ratio(("check3", "t"), ("cl.throttle", "t"), 0.5)
+r3, m3 = thr(("check3", "t"), ("cl.throttle", "t"), 0.5)
 print(f"| RL.CHECK, 3 rules | {med(('check3','t'))} | {r3} | >= 0.5x: {m3} | | | |")
+print()
+print("Server CPU per request (microseconds; ratios are the other's CPU per request over this one's,")
+print("so that, like the throughput ratios, higher is better for Turnstile RL.*):")
+print()
+print("| algorithm | Turnstile RL.* us/req | CL.THROTTLE us/req / RL.* us/req | target | Redis + Lua us/req | Redis + Lua / Turnstile | target |")
+print("|---|---:|---:|---|---:|---:|---|")
+for a in ["gcra", "fixed", "sliding", "log"]:
+    r1, m1 = cpu(("cl.throttle", "t"), (a, "t"), 0.9)
+    r2, m2 = cpu((a, "r"), (a, "t"), 5.0)
+    print(f"| {a.upper()} | {us((a,'t'))} | {r1} | >= 0.9x: {m1} | {us((a,'r'))} | {r2} | >= 5x: {m2} |")
+r3, m3 = cpu(("cl.throttle", "t"), ("check3", "t"), 0.5)
+print(f"| RL.CHECK, 3 rules | {us(('check3','t'))} | {r3} | >= 0.5x: {m3} | | | |")
 PY
 	echo
 	echo "Bytes per key (MEMORY USAGE, key and value, averaged over 200 keys after one request each):"

@@ -101,6 +101,16 @@ type Command[H any] struct {
 	// Locks, when set, names the keys to lock instead of the key positions:
 	// for commands that reach into another database (COPY ... DB n).
 	Locks func(args [][]byte, db, ndb int, add func(db int, key []byte))
+	// DeriveKeys, when set, names the keys of a command whose keys are
+	// not among its arguments but built from them (RL.CHECK's
+	// rl:{value}:rule): it appends each key's bytes to buf and the key to
+	// keys, and returns both. A key aliases buf's backing array as it was
+	// when the key was appended, so a caller that keeps buf and keys from
+	// call to call derives without allocating. Such a row also has Locks,
+	// naming the same keys, for the callers that keep no buffers; the
+	// server's one-command path derives the keys once, for the locks and
+	// the handler.
+	DeriveKeys func(args [][]byte, buf []byte, keys [][]byte) ([]byte, [][]byte)
 	// Subs are the subcommands of a container command (CLIENT, CONFIG,
 	// COMMAND). Their arity counts from the container's name.
 	Subs []*Command[H]

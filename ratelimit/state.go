@@ -31,12 +31,28 @@ func (a Algo) String() string {
 
 // ParseAlgo reads an algorithm's name, in any case.
 func ParseAlgo(s string) (Algo, bool) {
+	for a, name := range algoNames { // the usual spellings, ASCII: no folding tables
+		if name != "" && len(s) == len(name) && asciiEqualFold(s, name) {
+			return Algo(a), true
+		}
+	}
 	for a, name := range algoNames {
 		if name != "" && strings.EqualFold(s, name) {
 			return Algo(a), true
 		}
 	}
 	return 0, false
+}
+
+// asciiEqualFold reports whether s equals lower, a lower-case ASCII
+// name of the same length, ignoring the case of ASCII letters.
+func asciiEqualFold(s, lower string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c != lower[i] && c|0x20 != lower[i] {
+			return false
+		}
+	}
+	return true
 }
 
 // State is a key's whole value: the algorithm, the rule it last ran with,
@@ -53,8 +69,17 @@ type State struct {
 }
 
 // Decide applies a request of cost at now with st's algorithm and rule
-// (not for AlgoLease: see Rule.Acquire).
+// (not for AlgoLease: see Rule.Acquire), returning the decision and the
+// state after the request (a LOG state shares st's entries' backing
+// array: see Rule.Log).
 func Decide(st State, now, cost int64) (Decision, State) {
+	d := st.Apply(now, cost)
+	return d, st
+}
+
+// Apply is Decide in place, without copying the state: st becomes the
+// state after the request.
+func (st *State) Apply(now, cost int64) Decision {
 	var d Decision
 	switch st.Algo {
 	case AlgoGCRA:
@@ -68,7 +93,7 @@ func Decide(st State, now, cost int64) (Decision, State) {
 	case AlgoQueue:
 		d, st.Queue = st.Rule.Queue(st.Queue, now, cost)
 	}
-	return d, st
+	return d
 }
 
 // magic starts every encoded state: a NUL (no text value starts with

@@ -159,67 +159,80 @@ func cmdRLQueue(x *Ctx) {
 	}
 }
 
-// rlLoad reads key's state; found is false for no key. A value that is not
-// a rate-limit state is a WRONGTYPE error, replied here.
-func rlLoad(x *Ctx, e shards.Entry, found bool) (st ratelimit.State, ok bool) {
+// rlLoad reads key's state into *st (the zero state for no key: found is
+// false); a LOG state's entries go into entries' backing array (nil: a
+// new one). A value that is not a rate-limit state is a WRONGTYPE error,
+// replied here.
+//
+// The states go by pointer on the RL.* paths: a State is a union of
+// every algorithm's fields, and copies of it showed in their profiles.
+func rlLoad(x *Ctx, e shards.Entry, found bool, st *ratelimit.State, entries []ratelimit.Entry) (ok bool) {
 	if !found {
-		return st, true
+		*st = ratelimit.State{}
+		return true
 	}
 	if e.Kind != shards.KindBytes || !ratelimit.IsState(e.Bytes()) {
 		x.w.Error(errWrongType)
-		return st, false
+		return false
 	}
-	st, err := ratelimit.DecodeState(e.Bytes(), nil)
-	if err != nil {
+	var err error
+	if *st, err = ratelimit.DecodeState(e.Bytes(), entries); err != nil {
 		x.w.Error("ERR the key's rate-limit state is corrupt")
-		return st, false
+		return false
 	}
-	return st, true
+	return true
 }
 
-// rlFind reads key's state as algo's: has is false when there is no key
-// or it holds another algorithm's state; ok is false after a WRONGTYPE or
-// corrupt-state error reply.
-func rlFind(x *Ctx, key []byte, algo ratelimit.Algo) (st ratelimit.State, ref shards.Ref, has, ok bool) {
+// rlFind reads key's state as algo's into *st: has is false when there is
+// no key or it holds another algorithm's state; ok is false after a
+// WRONGTYPE or corrupt-state error reply.
+func rlFind(x *Ctx, key []byte, algo ratelimit.Algo, st *ratelimit.State) (ref shards.Ref, has, ok bool) {
 	e, ref, found := x.lookup(key)
-	if st, ok = rlLoad(x, e, found); !ok {
-		return st, ref, false, false
+	if !rlLoad(x, e, found, st, nil) {
+		return ref, false, false
 	}
-	return st, ref, found && st.Algo == algo, true
+	return ref, found && st.Algo == algo, true
 }
 
 // rlOpen is the call's view of a limiter key: counted for RL.HOTKEYS,
-// looked up, and its state decoded as algo's; a new key, or one of
-// another algorithm, starts over (an empty state). found tells whether
-// the key existed (storeRL deletes it when its state has no effect left).
-func rlOpen(x *Ctx, key []byte, algo ratelimit.Algo) (st ratelimit.State, ref shards.Ref, found, ok bool) {
+// looked up, and its state decoded as algo's into *st (a LOG's entries
+// into entries' backing array, as rlLoad); a new key, or one of another
+// algorithm, starts over (an empty state). found tells whether the key
+// existed (storeRL deletes it when its state has no effect left).
+func rlOpen(x *Ctx, key []byte, algo ratelimit.Algo, st *ratelimit.State, entries []ratelimit.Entry) (ref shards.Ref, found, ok bool) {
 	x.noteHot(key)
 	e, ref, found := x.lookup(key)
-	if st, ok = rlLoad(x, e, found); !ok {
-		return st, ref, found, false
+	if !rlLoad(x, e, found, st, entries) {
+		return ref, found, false
 	}
 	if !found || st.Algo != algo {
-		st = ratelimit.State{Algo: algo}
+		*st = ratelimit.State{Algo: algo}
 	}
-	return st, ref, found, true
+	return ref, found, true
 }
 
 // rlApply runs the request on key: read, decide, and store the new state
-// when admitted (not for PEEK), with the key's lifetime.
+// when admitted (not for PEEK), with the key's lifetime. A LOG's entries
+// are decoded into the execution's reused buffer (execution.rlEntries):
+// the state is encoded, and done with, before the call returns.
 func rlApply(x *Ctx, key []byte, req rlRequest) (ratelimit.Decision, bool) {
-	st, ref, found, ok := rlOpen(x, key, req.algo)
+	var st ratelimit.State
+	ref, found, ok := rlOpen(x, key, req.algo, &st, x.ex.rlEntries[:0])
 	if !ok {
 		return ratelimit.Decision{}, false
 	}
 	st.Rule = req.rule
-	d, next := ratelimit.Decide(st, x.now, req.cost)
+	d := st.Apply(x.now, req.cost)
+	if cap(st.Log.Entries) > cap(x.ex.rlEntries) { // the log grew: keep the larger buffer
+		x.ex.rlEntries = st.Log.Entries[:0]
+	}
 	if !req.peek {
 		x.s.stats.decided(x.cmd, d.Allowed)
 	}
 	if !d.Allowed || req.peek {
 		return d, true
 	}
-	storeRL(x, ref, key, found, next, d.ResetAfter)
+	storeRL(x, ref, key, found, &st, d.ResetAfter)
 	return d, true
 }
 
@@ -267,7 +280,8 @@ func rlReply(x *Ctx, d ratelimit.Decision, asMap, delay bool) {
 func cmdRLReset(x *Ctx) {
 	key := x.args[1]
 	e, _, found := x.lookup(key)
-	if _, ok := rlLoad(x, e, found); !ok {
+	var st ratelimit.State
+	if !rlLoad(x, e, found, &st, nil) {
 		return
 	}
 	if found && x.del(key) {
@@ -283,8 +297,8 @@ func cmdRLReset(x *Ctx) {
 func cmdRLInfo(x *Ctx) {
 	key := x.args[1]
 	e, _, found := x.lookup(key)
-	st, ok := rlLoad(x, e, found)
-	if !ok {
+	var st ratelimit.State
+	if !rlLoad(x, e, found, &st, nil) {
 		return
 	}
 	if !found {

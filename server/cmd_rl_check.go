@@ -16,7 +16,7 @@ import (
 // of one value in one slot, for a future cluster.
 func rlCheckCommands() []*Command {
 	return []*Command{
-		{Name: "rl.check", Docs: "[COST cost:integer] pair=(rule:string value:string)...", Arity: -3, Flags: command.Write | command.AddsKeys, Locks: rlCheckLocks,
+		{Name: "rl.check", Docs: "[COST cost:integer] pair=(rule:string value:string)...", Arity: -3, Flags: command.Write | command.AddsKeys, Locks: rlCheckLocks, DeriveKeys: rlCheckKeys,
 			Args: "[COST <n>] <rule> <value> [<rule> <value> ...]", Group: "module", Since: "0.1.0",
 			Summary: "Checks named rules atomically; spends on all of them only if none denies.", Handler: cmdRLCheck},
 		{Name: "rl.policy", Arity: -2, Group: "module", Since: "0.1.0",
@@ -50,9 +50,20 @@ func rlCheckArgs(args [][]byte) (cost int64, costOK bool, pairs [][]byte, ok boo
 	return cost, costOK, pairs, costOK && len(pairs) >= 2 && len(pairs)%2 == 0
 }
 
-// rlCheckKey is the key of rule's state for value: rl:{value}:rule.
-func rlCheckKey(rule, value []byte) []byte {
-	return appendRLCheckKey(make([]byte, 0, 6+len(rule)+len(value)), rule, value)
+// rlCheckKeys derives RL.CHECK's keys (the row's DeriveKeys): for each
+// rule-value pair, in order, rl:{value}:rule appended to buf; none when
+// the arguments are malformed (the handler replies why).
+func rlCheckKeys(args [][]byte, buf []byte, keys [][]byte) ([]byte, [][]byte) {
+	_, _, pairs, ok := rlCheckArgs(args)
+	if !ok {
+		return buf, keys
+	}
+	for i := 0; i < len(pairs); i += 2 {
+		start := len(buf)
+		buf = appendRLCheckKey(buf, pairs[i], pairs[i+1])
+		keys = append(keys, buf[start:len(buf):len(buf)])
+	}
+	return buf, keys
 }
 
 func appendRLCheckKey(k, rule, value []byte) []byte {
@@ -62,25 +73,24 @@ func appendRLCheckKey(k, rule, value []byte) []byte {
 	return append(k, rule...)
 }
 
+// rlCheckLocks names RL.CHECK's keys for the callers of the row's Locks
+// (EXEC's locks, scripts, ACL key checks, COMMAND GETKEYS): the keys are
+// derived into new memory, which those callers may keep.
 func rlCheckLocks(args [][]byte, db, _ int, add func(int, []byte)) {
-	_, _, pairs, ok := rlCheckArgs(args)
-	if !ok {
-		return
-	}
-	for i := 0; i < len(pairs); i += 2 {
-		add(db, rlCheckKey(pairs[i], pairs[i+1]))
+	_, keys := rlCheckKeys(args, nil, nil)
+	for _, k := range keys {
+		add(db, k)
 	}
 }
 
 // rlChecked is one rule's part of a check.
 type rlChecked struct {
-	rule  policy.Rule
+	rule  *policy.Rule // in the policy set the check loaded, which never changes
 	key   []byte
 	ref   shards.Ref
 	found bool
 	d     ratelimit.Decision
-	next  ratelimit.State
-	stats *ruleStats
+	next  ratelimit.State // read, then the state after the request
 }
 
 // cmdRLCheck implements RL.CHECK [COST n] rule value [rule value ...]. The
@@ -88,6 +98,10 @@ type rlChecked struct {
 // retry (nil when allowed); its retry_after_ms (-1 when allowed, or when
 // it can never admit the cost); and per rule, in order, [rule, allowed,
 // limit, remaining, retry_after_ms, reset_after_ms, shadow].
+//
+// The keys are those the locks were taken for (Ctx.derivedKeys): built
+// once per call, in the execution's reused buffers, so a check of up to
+// eight rules allocates nothing (LOG rules' states aside).
 func cmdRLCheck(x *Ctx) {
 	cost, costOK, pairs, ok := rlCheckArgs(x.args)
 	switch {
@@ -98,6 +112,7 @@ func cmdRLCheck(x *Ctx) {
 		x.w.Error("ERR wrong number of arguments for 'rl.check' command")
 		return
 	}
+	keys := x.derivedKeys()
 	set := x.s.rl.set.Load()
 	var buf [8]rlChecked // most checks name a few rules: no allocation
 	checks := buf[:0]
@@ -107,15 +122,14 @@ func cmdRLCheck(x *Ctx) {
 	checks = checks[:len(pairs)/2]
 	for i := range checks {
 		id := pairs[2*i]
-		r, found := set.Get(string(id))
+		r, found := set.Find(id)
 		if !found {
 			x.w.Error("ERR unknown rule '" + string(id) + "'")
 			return
 		}
-		var kb [64]byte
-		checks[i].rule, checks[i].key = r, x.opBytes(appendRLCheckKey(kb[:0], id, pairs[2*i+1]))
+		checks[i].rule, checks[i].key = r, keys[i]
 		for _, prev := range checks[:i] {
-			if string(prev.key) == string(checks[i].key) {
+			if string(prev.key) == string(keys[i]) {
 				x.w.Error("ERR rule '" + r.ID + "' is given the same value twice")
 				return
 			}
@@ -125,13 +139,13 @@ func cmdRLCheck(x *Ctx) {
 	for i := range checks {
 		c := &checks[i]
 		algo, rule := rlRuleOf(c.rule)
-		st, ref, found, ok := rlOpen(x, c.key, algo)
+		ref, found, ok := rlOpen(x, c.key, algo, &c.next, nil) // a LOG rule's entries: a new slice each
 		if !ok {
 			return
 		}
-		st.Rule = rule
-		c.ref, c.found, c.stats = ref, found, x.s.rl.statsOf(c.rule.ID)
-		c.d, c.next = ratelimit.Decide(st, x.now, cost)
+		c.next.Rule = rule
+		c.ref, c.found = ref, found
+		c.d = c.next.Apply(x.now, cost)
 		if c.d.Allowed || c.rule.Shadow {
 			continue
 		}
@@ -145,14 +159,15 @@ func cmdRLCheck(x *Ctx) {
 	}
 	for i := range checks {
 		c := &checks[i]
+		stats := x.s.rl.statsOf(c.rule.ID)
 		switch {
 		case !c.d.Allowed && c.rule.Shadow:
-			c.stats.shadowDenied.Add(1)
+			stats.shadowDenied.Add(1)
 		case !c.d.Allowed:
-			c.stats.denied.Add(1)
+			stats.denied.Add(1)
 		case denier < 0:
-			c.stats.allowed.Add(1)
-			storeRL(x, c.ref, c.key, c.found, c.next, c.d.ResetAfter)
+			stats.allowed.Add(1)
+			storeRL(x, c.ref, c.key, c.found, &c.next, c.d.ResetAfter)
 		}
 	}
 	x.s.stats.decided(x.cmd, denier < 0)
@@ -167,7 +182,8 @@ func cmdRLCheck(x *Ctx) {
 		x.w.Int(rlRetryMs(checks[denier].d))
 	}
 	x.w.Array(len(checks))
-	for _, c := range checks {
+	for i := range checks {
+		c := &checks[i]
 		x.w.Array(7)
 		x.w.BulkString(c.rule.ID)
 		x.w.Int(int64(boolInt(c.d.Allowed)))
@@ -188,9 +204,20 @@ func rlRetryMs(d ratelimit.Decision) int64 {
 }
 
 // rlRuleOf is the algorithm and ratelimit rule of a policy rule (validated
-// when the policy was read, so NewRule cannot fail).
-func rlRuleOf(r policy.Rule) (ratelimit.Algo, ratelimit.Rule) {
-	algo, _ := ratelimit.ParseAlgo(r.Algorithm)
+// when the policy was read: its algorithm is one of policy's lower-case
+// names, and NewRule cannot fail).
+func rlRuleOf(r *policy.Rule) (ratelimit.Algo, ratelimit.Rule) {
+	var algo ratelimit.Algo
+	switch r.Algorithm {
+	case policy.GCRA:
+		algo = ratelimit.AlgoGCRA
+	case policy.Fixed:
+		algo = ratelimit.AlgoFixed
+	case policy.Sliding:
+		algo = ratelimit.AlgoSliding
+	case policy.Log:
+		algo = ratelimit.AlgoLog
+	}
 	return algo, ratelimit.Rule{Limit: r.Limit, Period: r.Period, Burst: r.Burst}
 }
 

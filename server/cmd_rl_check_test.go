@@ -3,9 +3,12 @@ package server
 import (
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/turnstile/turnstile/clock"
 )
 
 const testPolicies = `{ "rules": [
@@ -155,4 +158,100 @@ func TestRLPoliciesBadFileRefusesStart(t *testing.T) {
 		t.Fatalf("New: %v", err)
 	}
 	_ = time.Second
+}
+
+// TestRLCheckKeysInTransactionsAndScripts: RL.CHECK derives its keys once
+// for the locks and the handler on the one-command path, and derives them
+// in the handler inside EXEC and scripts; every path must reach the same
+// keys. The same checks on other values, one by one, are the reference:
+// the clock stands still, so the replies and states must be identical.
+func TestRLCheckKeysInTransactionsAndScripts(t *testing.T) {
+	c, _, _ := newPolicyServer(t)
+	checks := func(a, b string) [][]string {
+		return [][]string{
+			{"RL.CHECK", "user", a},
+			{"RL.CHECK", "user", b, "login-ip", b},
+			{"RL.CHECK", "COST", "2", "user", a, "strict", b},
+			{"RL.CHECK", "login-ip", a, "user", b, "strict", a},
+		}
+	}
+	want := "*4\r\n"
+	for _, args := range checks("p", "q") {
+		want += c.do(args...)
+	}
+	c.do("MULTI")
+	for _, args := range checks("a", "b") {
+		if got := c.do(args...); got != "+QUEUED\r\n" {
+			t.Fatalf("%v in MULTI: %q", args, got)
+		}
+	}
+	if got := c.do("EXEC"); got != want {
+		t.Fatalf("EXEC: %q, want %q", got, want)
+	}
+	script := `local out = {}
+for i, args in ipairs({{'user', ARGV[1]}, {'user', ARGV[2], 'login-ip', ARGV[2]}, {'COST', '2', 'user', ARGV[1], 'strict', ARGV[2]}, {'login-ip', ARGV[1], 'user', ARGV[2], 'strict', ARGV[1]}}) do
+	out[i] = redis.call('RL.CHECK', unpack(args))[1]
+end
+return out`
+	if got := c.do("EVAL", script, "0", "x", "y"); got != "*4\r\n:1\r\n:1\r\n:1\r\n:1\r\n" {
+		t.Fatalf("EVAL: %q", got)
+	}
+	for _, k := range []string{"rl:{%s}:user", "rl:{%s}:login-ip", "rl:{%s}:strict"} {
+		for _, pair := range [][3]string{{"p", "a", "x"}, {"q", "b", "y"}} {
+			ref := c.do("GET", strings.Replace(k, "%s", pair[0], 1))
+			if ref == "$-1\r\n" && !strings.HasSuffix(k, "strict") { // strict q: shadow-denied COST 2, not spent
+				t.Fatalf("%s: no state", strings.Replace(k, "%s", pair[0], 1))
+			}
+			for _, v := range pair[1:] {
+				if got := c.do("GET", strings.Replace(k, "%s", v, 1)); got != ref {
+					t.Errorf("%s: %q, want %q (as %s)", strings.Replace(k, "%s", v, 1), got, ref, pair[0])
+				}
+			}
+		}
+	}
+}
+
+// TestRLCheckPathAllocs: RL.CHECK with three rules on existing keys
+// allocates nothing: the keys are derived once, into the execution's
+// reused buffers, and the rules are found by name without copies.
+func TestRLCheckPathAllocs(t *testing.T) {
+	s, c := newPathClient(t, func(cfg *Config) { cfg.Clock = clock.NewManual(testEpoch) })
+	feed(t, s, c, []byte(encodeCommand("RL.POLICY", "SET", "ip", "gcra", "1000000", "1s")))
+	feed(t, s, c, []byte(encodeCommand("RL.POLICY", "SET", "user", "sliding", "1000000", "1m")))
+	feed(t, s, c, []byte(encodeCommand("RL.POLICY", "SET", "tenant", "fixed", "1000000000", "1h")))
+	const nkeys = 64
+	reqs := make([][]byte, nkeys)
+	for i := range reqs {
+		k := "user:" + strconv.Itoa(i)
+		reqs[i] = []byte(encodeCommand("RL.CHECK", "ip", k, "user", k, "tenant", k))
+	}
+	for _, r := range reqs { // create the keys and warm the buffers
+		feed(t, s, c, r)
+	}
+	i := 0
+	allocs := testing.AllocsPerRun(1000, func() {
+		feed(t, s, c, reqs[i%nkeys])
+		i++
+	})
+	if allocs != 0 {
+		t.Fatalf("RL.CHECK path: %.2f allocations per request, want 0", allocs)
+	}
+}
+
+// TestRLCheckManyRules: a check of more rule-value pairs than the
+// handler's stack array holds (8) derives and spends every key.
+func TestRLCheckManyRules(t *testing.T) {
+	c, _, _ := newPolicyServer(t)
+	args := []string{"RL.CHECK"}
+	for i := range 10 {
+		args = append(args, "user", "v"+strconv.Itoa(i))
+	}
+	if got := c.do(args...); !strings.HasPrefix(got, "*4\r\n:1\r\n$-1\r\n:-1\r\n*10\r\n") || strings.Count(got, "$4\r\nuser\r\n:1\r\n:3\r\n:2\r\n") != 10 {
+		t.Fatalf("10 rules: %q", got)
+	}
+	for i := range 10 {
+		if got := c.do("RL.INFO", "rl:{v"+strconv.Itoa(i)+"}:user"); !strings.Contains(got, "$9\r\nremaining\r\n:2\r\n") {
+			t.Fatalf("v%d after the check: %q", i, got)
+		}
+	}
 }

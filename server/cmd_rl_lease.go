@@ -45,17 +45,19 @@ func parseLeaseMs(x *Ctx, b []byte) (int64, bool) {
 	return ms * int64(time.Millisecond), true
 }
 
-// storeRL writes st to key with the lifetime ttl (ns), or deletes the key
-// when ttl is 0.
-func storeRL(x *Ctx, ref shards.Ref, key []byte, found bool, st ratelimit.State, ttl int64) {
+// storeRL writes *st to key with the lifetime ttl (ns), or deletes the key
+// when ttl is 0. It does not keep st: a LOG's entries may be reused once
+// it returns.
+func storeRL(x *Ctx, ref shards.Ref, key []byte, found bool, st *ratelimit.State, ttl int64) {
 	if ttl <= 0 {
 		if found {
 			x.del(key)
 		}
 		return
 	}
-	var buf [64]byte // AppendState grows it onto the heap only for a big log or many leases
-	val := x.opBytes(ratelimit.AppendState(buf[:0], st))
+	enc := ratelimit.AppendState(x.ex.rlEnc[:0], *st)
+	x.ex.rlEnc = enc[:0] // reused, and kept when a big log or many leases grew it
+	val := x.opBytes(enc)
 	x.set(ref, key, shards.Entry{Kind: shards.KindBytes, Str: val, Exp: x.now + ttl})
 }
 
@@ -85,7 +87,8 @@ func cmdRLAcquire(x *Ctx) {
 		return
 	}
 	key := a[1]
-	st, ref, found, ok := rlOpen(x, key, ratelimit.AlgoLease)
+	var st ratelimit.State
+	ref, found, ok := rlOpen(x, key, ratelimit.AlgoLease, &st, nil)
 	if !ok {
 		return
 	}
@@ -94,7 +97,7 @@ func cmdRLAcquire(x *Ctx) {
 	x.s.stats.decided(x.cmd, d.Allowed)
 	if d.Allowed {
 		st.Lease = next
-		storeRL(x, ref, key, found, st, d.ResetAfter)
+		storeRL(x, ref, key, found, &st, d.ResetAfter)
 	}
 	rlHead(x, d, 6)
 	if d.Allowed {
@@ -113,7 +116,8 @@ func leaseOp(x *Ctx, op func(ratelimit.LeaseState, uint64) (ratelimit.LeaseState
 		x.w.Error("ERR invalid lease id")
 		return
 	}
-	st, ref, has, ok := rlFind(x, key, ratelimit.AlgoLease)
+	var st ratelimit.State
+	ref, has, ok := rlFind(x, key, ratelimit.AlgoLease, &st)
 	if !ok {
 		return
 	}
@@ -124,7 +128,7 @@ func leaseOp(x *Ctx, op func(ratelimit.LeaseState, uint64) (ratelimit.LeaseState
 	next, alive := op(st.Lease, id)
 	if alive {
 		st.Lease = next
-		storeRL(x, ref, key, true, st, next.Lifetime(x.now))
+		storeRL(x, ref, key, true, &st, next.Lifetime(x.now))
 	}
 	x.w.Int(int64(boolInt(alive)))
 }
@@ -164,7 +168,8 @@ func cmdRLBorrow(x *Ctx) {
 		return
 	}
 	key := a[1]
-	st, ref, found, ok := rlOpen(x, key, ratelimit.AlgoGCRA)
+	var st ratelimit.State
+	ref, found, ok := rlOpen(x, key, ratelimit.AlgoGCRA, &st, nil)
 	if !ok {
 		return
 	}
@@ -173,7 +178,7 @@ func cmdRLBorrow(x *Ctx) {
 	x.s.stats.decided(x.cmd, granted > 0)
 	if granted > 0 {
 		st.GCRA = next
-		storeRL(x, ref, key, found, st, d.ResetAfter)
+		storeRL(x, ref, key, found, &st, d.ResetAfter)
 	}
 	rlHead(x, d, 6)
 	x.w.Int(granted)
@@ -188,7 +193,8 @@ func cmdRLReturn(x *Ctx) {
 		return
 	}
 	key := x.args[1]
-	st, ref, has, ok := rlFind(x, key, ratelimit.AlgoGCRA)
+	var st ratelimit.State
+	ref, has, ok := rlFind(x, key, ratelimit.AlgoGCRA, &st)
 	if !ok {
 		return
 	}
@@ -199,7 +205,7 @@ func cmdRLReturn(x *Ctx) {
 	next, back := st.Rule.Return(st.GCRA, x.now, m)
 	if back > 0 {
 		st.GCRA = next
-		storeRL(x, ref, key, true, st, max(next.TAT-x.now, 0))
+		storeRL(x, ref, key, true, &st, max(next.TAT-x.now, 0))
 	}
 	x.w.Int(back)
 }

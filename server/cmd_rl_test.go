@@ -1,9 +1,15 @@
 package server
 
 import (
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/turnstile/turnstile/ratelimit"
 )
 
 // TestRLLimitAlgorithms: each algorithm's reply through the server, with
@@ -212,5 +218,60 @@ func TestRLErrorsAndReplies(t *testing.T) {
 	}
 	if got := c.do("RL.LIMIT", "m", "FIXED", "5", "1h"); !strings.HasPrefix(got, "*5\r\n:1\r\n") {
 		t.Fatalf("RESP3 without MAP is the same array: %q", got)
+	}
+}
+
+// TestRLLimitLogReusesEntries: RL.LIMIT decodes a LOG state's entries into
+// a buffer the connection reuses from call to call (rlApply). Calls that
+// interleave keys with logs of different lengths, PEEKs and costs must
+// reply and store exactly what the algorithm gives on states of their own
+// (the model below, with fresh slices every time).
+func TestRLLimitLogReusesEntries(t *testing.T) {
+	_, addr, clk := newTestServer(t)
+	c := dialRaw(t, addr)
+	type keyState struct {
+		st  ratelimit.State
+		exp int64
+	}
+	model := map[string]keyState{}
+	rule := ratelimit.Rule{Limit: 7, Period: int64(time.Second)}
+	rng := rand.New(rand.NewPCG(15, 1))
+	for step := range 400 {
+		key := "log:" + strconv.Itoa(rng.IntN(4))
+		cost := int64(1 + rng.IntN(3))
+		peek := rng.IntN(5) == 0
+		clk.Advance(time.Duration(rng.IntN(300)) * time.Millisecond)
+		now := clk.Now()
+		ks, ok := model[key]
+		if !ok || ks.exp <= now {
+			ks = keyState{st: ratelimit.State{Algo: ratelimit.AlgoLog}}
+		}
+		st := ks.st
+		st.Rule = rule
+		st.Log.Entries = slices.Clone(st.Log.Entries)
+		d, next := ratelimit.Decide(st, now, cost)
+		if d.Allowed && !peek {
+			if d.ResetAfter > 0 {
+				model[key] = keyState{st: next, exp: now + d.ResetAfter}
+			} else {
+				delete(model, key)
+			}
+		}
+		args := []string{"RL.LIMIT", key, "LOG", "7", "1s", "COST", strconv.FormatInt(cost, 10)}
+		if peek {
+			args = append(args, "PEEK")
+		}
+		want := fmt.Sprintf("*5\r\n:%d\r\n:%d\r\n:%d\r\n:%d\r\n:%d\r\n", boolInt(d.Allowed), d.Limit, d.Remaining, rlRetryMs(d), ceilMs(d.ResetAfter))
+		if got := c.do(args...); got != want {
+			t.Fatalf("step %d: %v: %q, want %q", step, args, got, want)
+		}
+		wantVal := "$-1\r\n"
+		if ks, ok := model[key]; ok && ks.exp > now {
+			v := ratelimit.AppendState(nil, ks.st)
+			wantVal = "$" + strconv.Itoa(len(v)) + "\r\n" + string(v) + "\r\n"
+		}
+		if got := c.do("GET", key); got != wantVal {
+			t.Fatalf("step %d: %s holds %q, want %q", step, key, got, wantVal)
+		}
 	}
 }

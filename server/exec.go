@@ -7,6 +7,7 @@ import (
 
 	"github.com/turnstile/turnstile/command"
 	"github.com/turnstile/turnstile/persistence"
+	"github.com/turnstile/turnstile/ratelimit"
 )
 
 // execKind is what one atomic unit of execution is.
@@ -50,12 +51,29 @@ type execution struct {
 	// They grow by new chunks, never moving what earlier ops point at.
 	opArgs  [][]byte
 	opBytes []byte
+	// derived holds the keys of commands whose row derives them from the
+	// arguments (Command.DeriveKeys: RL.CHECK), built in derivedBuf;
+	// derivedFor is the arguments the one-command path (call) derived
+	// them from, for the locks, so that the handler reads them instead of
+	// deriving them again (Ctx.derivedKeys). Kept until end, like opBytes,
+	// and reused by the next unit.
+	derived    [][]byte
+	derivedBuf []byte
+	derivedFor [][]byte
+	// rlEntries is the buffer RL.LIMIT decodes a LOG state's entries
+	// into (rlApply), reused from call to call: each call is done with
+	// them before it returns.
+	rlEntries []ratelimit.Entry
+	// rlEnc is the buffer storeRL encodes a state in before copying it
+	// to opBytes; reused from call to call.
+	rlEnc []byte
 }
 
 // reset prepares a reused execution for a new unit.
 func (ex *execution) reset(kind execKind, now int64) {
 	ex.kind, ex.now, ex.readsAll, ex.wrote = kind, now, false, false
 	ex.locks = lockSet{items: ex.lockBuf[:0]}
+	ex.derived, ex.derivedBuf, ex.derivedFor = ex.derived[:0], ex.derivedBuf[:0], nil
 }
 
 // lockSet is the sorted, de-duplicated set of (database, shard) pairs one
@@ -96,6 +114,36 @@ func (s *Server) addCommandLocks(l *lockSet, cmd *Command, args [][]byte, db int
 	if cmd.Has(command.AddsKeys) {
 		l.grow += len(l.items) - before
 	}
+}
+
+// addDerivedLocks is addCommandLocks for the one command of the unit
+// when its row derives its keys (cmd.DeriveKeys): they are derived into
+// the execution, where the handler finds them (Ctx.derivedKeys), so that
+// each key is built once per call and without allocating.
+func (ex *execution) addDerivedLocks(s *Server, cmd *Command, args [][]byte, db int) {
+	ex.derivedBuf, ex.derived = cmd.DeriveKeys(args, ex.derivedBuf, ex.derived)
+	ex.derivedFor = args
+	for _, k := range ex.derived {
+		ex.locks.add(db, s.dbs[db].ShardOf(k))
+	}
+	if cmd.Has(command.AddsKeys) {
+		ex.locks.grow += len(ex.derived)
+	}
+}
+
+// derivedKeys returns the keys the command's row derives from x.args
+// (Command.DeriveKeys): those derived for the locks when the command is
+// the unit's one command (addDerivedLocks), else (inside EXEC or a
+// script) derived now into the execution's buffers. They live until the
+// unit ends.
+func (x *Ctx) derivedKeys() [][]byte {
+	ex := x.ex
+	if len(ex.derivedFor) > 0 && len(x.args) > 0 && &ex.derivedFor[0] == &x.args[0] {
+		return ex.derived
+	}
+	start := len(ex.derived)
+	ex.derivedBuf, ex.derived = x.cmd.DeriveKeys(x.args, ex.derivedBuf, ex.derived)
+	return ex.derived[start:len(ex.derived):len(ex.derived)]
 }
 
 // addKeyLocks adds the shards of keys in database db (a script's
@@ -335,7 +383,11 @@ func (s *Server) call(c *client, cmd *Command, args [][]byte) {
 	ex.reset(execCommand, s.clock.Now())
 	if !cmd.Has(command.Scripting) { // a script takes the script lock, then its shards (cmdEval)
 		c.releaseScriptLock() // held from the scripts before in the batch; EXEC takes it itself
-		s.addCommandLocks(&ex.locks, cmd, args, c.db)
+		if cmd.DeriveKeys != nil {
+			ex.addDerivedLocks(s, cmd, args, c.db)
+		} else {
+			s.addCommandLocks(&ex.locks, cmd, args, c.db)
+		}
 		ex.locks.lock(s)
 	}
 	c.touch(ex.now)
