@@ -86,6 +86,7 @@ SHA[gcra]=$(redis-cli -p "${PORT[r]}" -x script load <bench/lua/gcra.lua)
 # requests are allowed (the write path), as in the CL.THROTTLE runs.
 TESTS=(
 	"ping|t|PING"
+	"ping|r|PING"
 	"cl.throttle|t|CL.THROTTLE rl:__rand_int__ 1000 1000000 1"
 	"gcra|t|RL.LIMIT rl:__rand_int__ GCRA 1000000 1s"
 	"fixed|t|RL.LIMIT rl:__rand_int__ FIXED 1000000 1s"
@@ -180,6 +181,9 @@ us = lambda k: f"{statistics.median(cpus[k]):.2f}" if k in cpus else "missing"
 print(f"PING on Turnstile: {med(('ping','t'))} req/s ({us(('ping','t'))} us of server CPU per request): one redis-benchmark")
 print("process on one CPU caps every run near this rate, whatever the server does, so a throughput ratio")
 print("near 1 says little about the server; the server CPU per request below is the server's own cost.")
+print(f"PING on Redis: {med(('ping','r'))} req/s ({us(('ping','r'))} us of server CPU per request): reading requests and")
+print("writing replies on this machine's loopback costs about this much per request in any server, so no")
+print("algorithm can be more times cheaper than Redis + Lua than Redis + Lua's CPU per request over this floor.")
 print()
 print(f"CL.THROTTLE on Turnstile: {med(('cl.throttle','t'))} req/s, {us(('cl.throttle','t'))} us of server CPU per request.")
 print()
