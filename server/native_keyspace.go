@@ -1,0 +1,146 @@
+package server
+
+import (
+	"strconv"
+
+	"github.com/turnstile/turnstile/script"
+	"github.com/turnstile/turnstile/shards"
+)
+
+// The nativeHost's script.Keyspace: TIME, GET and SET ... EX run straight
+// on the execution's Ctx, without the command line, the table lookup, the
+// reply writer and the reply parser of Call, but with everything else Call
+// does for them: the same checks (refusals), the same handler steps (the
+// key's lookup with its lazy expiry and access stamp, the same entry
+// stored through Ctx.put, so the same effect), the command statistics and
+// the error counts. When a call would need more (a restricted user's
+// permissions, a MONITOR to feed, client-side caching to remember the
+// read, an EX that SET would refuse), it goes through Call instead.
+
+// nativeRows are the command rows the direct forms stand for.
+type nativeRows struct{ get, set, time *Command }
+
+func newNativeRows(t *Table) nativeRows {
+	return nativeRows{get: t.Lookup([]byte("get")), set: t.Lookup([]byte("set")), time: t.Lookup([]byte("time"))}
+}
+
+var (
+	nativeGET = []byte("GET")
+	nativeSET = []byte("SET")
+	nativeEX  = []byte("EX")
+	// wrongTypeReply is the parsed WRONGTYPE error (its text, as ParseReply
+	// leaves it without the '-').
+	wrongTypeReply = []byte(errWrongType)
+)
+
+// direct reports whether a call of cmd may skip Call: the caller's user
+// may run anything (no per-command, per-key check), nobody MONITORs, and
+// the caller does not track its reads (Call's run remembers them).
+func (h *nativeHost) direct(cmd *Command) bool {
+	return cmd != nil && h.s.ops.monitors.n.Load() == 0 && !h.c.trackOn && h.c.userOrDefault().get().open
+}
+
+func (h *nativeHost) Time() (secs, micros int64, ok bool) {
+	cmd := h.rows.time
+	if !h.direct(cmd) {
+		return 0, 0, false // the native calls TIME
+	}
+	now := h.ex.now
+	h.s.stats.record(cmd, 0, false)
+	return now / 1e9, now % 1e9 / 1e3, true // cmdTime's fields
+}
+
+func (h *nativeHost) Get(key []byte) script.Reply {
+	cmd := h.rows.get
+	if !h.direct(cmd) {
+		return h.Call(nativeGET, key)
+	}
+	// GET is not DenyOOM and adds no key: nothing refuses it.
+	y := &h.ctx
+	h.args[0], h.args[1] = nativeGET, key
+	y.init(h.s, h.c, cmd, h.args[:2], h.ex)
+	e, found := y.get(key)
+	var r script.Reply
+	failed := false
+	switch {
+	case !found:
+		r = script.Reply{Type: '_'}
+	case e.Kind == shards.KindInt: // replyString's BulkInt
+		h.num = strconv.AppendInt(h.num[:0], e.Int, 10)
+		r = script.Reply{Type: '$', Str: h.num}
+	case e.IsString():
+		r = script.Reply{Type: '$', Str: e.Bytes()}
+	default: // getString's error; counted as run counts it
+		r = script.Reply{Type: '-', Str: wrongTypeReply}
+		countError(h.s, errWrongType)
+		failed = true
+		h.ex.scriptErrs++
+	}
+	h.s.stats.record(cmd, 0, failed)
+	return r
+}
+
+func (h *nativeHost) SetEX(key, value []byte, seconds float64) script.Reply {
+	cmd := h.rows.set
+	n, whole := script.WholeSeconds(seconds)
+	if !whole || !h.direct(cmd) {
+		return h.Call(nativeSET, key, value, nativeEX, h.Number(seconds))
+	}
+	s := h.s
+	args := h.args[:5]
+	args[0], args[1], args[2], args[3], args[4] = nativeSET, key, value, nativeEX, nil
+	// Call's refusals, in its order (the EX argument is read by none).
+	e := s.diskRefusal(cmd)
+	if e == "" {
+		e = s.scriptOOM(cmd, h.ex.wrote)
+	}
+	if e == "" {
+		e = h.addsKeysError(cmd, args)
+	}
+	if e != "" {
+		return h.refused(e)
+	}
+	y := &h.ctx
+	y.init(s, h.c, cmd, args, h.ex)
+	exp, ok := positiveExpiryNs(y.now, n, unitSeconds, false)
+	if !ok { // beyond the clock's range: SET's own error
+		args[4] = h.Number(seconds)
+		return h.run(cmd, args)
+	}
+	// setGeneric without NX, XX, GET or KEEPTTL: the lookup (lazy expiry,
+	// access stamp), then the store; exp lies ahead, so storeString puts.
+	y.get(key)
+	y.put(key, shards.BytesEntry(value, exp))
+	s.stats.record(cmd, 0, false)
+	return script.Reply{Type: '+', Str: okReply}
+}
+
+// okReply is +OK parsed.
+var okReply = []byte("OK")
+
+// refused is Call's reply for a command refused before it ran: the error,
+// parsed as Call parses it (it is not counted: Call does not count it).
+func (h *nativeHost) refused(e string) script.Reply {
+	h.w.Reset(nativeReplyKeep)
+	h.w.Error(e)
+	script.ParseReply(h.w.Bytes(), &h.reply)
+	return h.reply
+}
+
+// run runs cmd with args (checked) as Call does once the checks passed.
+func (h *nativeHost) run(cmd *Command, args [][]byte) script.Reply {
+	s := h.s
+	h.w.Reset(nativeReplyKeep)
+	y := &h.ctx
+	y.init(s, h.c, cmd, args, h.ex)
+	y.w = &h.w
+	failed := s.run(y)
+	s.stats.record(cmd, 0, failed)
+	if failed {
+		h.ex.scriptErrs++
+	}
+	script.ParseReply(h.w.Bytes(), &h.reply)
+	return h.reply
+}
+
+var _ script.Keyspace = (*nativeHost)(nil)
