@@ -9,21 +9,23 @@ import "math"
 // bytes, encoding, expiry, access stamps), the same effects for the log
 // and the same side effects (command statistics, refusals, errors
 // counted). A host that cannot give that in some state (a restricted
-// user, a MONITOR, client-side caching) goes through Call itself.
+// user, a MONITOR, client-side caching) answers ok false.
 //
-// Natives reach it through timeCall, getCall and setEXCall, which fall
-// back to Call for a Caller without it.
+// Natives reach it through timeCall, getCall and setEXCall, which use
+// Call for a Caller without it and when a method answers ok false.
 type Keyspace interface {
-	// Time is TIME: the execution's clock in seconds and microseconds; ok
-	// false when the native must Call TIME instead.
+	// Time is TIME: the execution's clock in seconds and microseconds.
 	Time() (secs, micros int64, ok bool)
-	// Get is Call("GET", key). The reply's Str stays valid until the
-	// next call.
-	Get(key []byte) Reply
-	// SetEX is Call("SET", key, value, "EX", Number(seconds)). value comes
-	// from Number (it must stay valid until the execution ends).
-	SetEX(key, value []byte, seconds float64) Reply
+	// Get is GET key. The reply's Str stays valid until the next call.
+	Get(key []byte) (r Reply, ok bool)
+	// SetEX is SET key value EX <Number(seconds)>. value comes from Number
+	// (it stays valid until the execution ends).
+	SetEX(key, value []byte, seconds float64) (r Reply, ok bool)
 }
+
+// Each method reports ok false, having done nothing, when the command must
+// go through Call instead: the native then calls it with the name its
+// script sends (which a MONITOR shows).
 
 // timeCall runs TIME: seconds and microseconds, as the script reads them
 // from TIME's two strings; ok is false when the reply is not two fields
@@ -43,20 +45,25 @@ func timeCall(c Caller) (secs, micros float64, ok bool) {
 	return secs, micros, true
 }
 
-// getCall runs GET key.
-func getCall(c Caller, key []byte) Reply {
+// getCall runs GET key, sent as name.
+func getCall(c Caller, name, key []byte) Reply {
 	if k, fast := c.(Keyspace); fast {
-		return k.Get(key)
+		if r, ok := k.Get(key); ok {
+			return r
+		}
 	}
-	return c.Call(cmdGET, key)
+	return c.Call(name, key)
 }
 
 // setEXCall runs SET key <Number(value)> EX <Number(seconds)>.
 func setEXCall(c Caller, key []byte, value, seconds float64) Reply {
+	v := c.Number(value)
 	if k, fast := c.(Keyspace); fast {
-		return k.SetEX(key, c.Number(value), seconds)
+		if r, ok := k.SetEX(key, v, seconds); ok {
+			return r
+		}
 	}
-	return c.Call(cmdSET, key, c.Number(value), argEX, c.Number(seconds))
+	return c.Call(cmdSET, key, v, argEX, c.Number(seconds))
 }
 
 // WholeSeconds reports whether seconds, formatted by Number, is a decimal

@@ -70,7 +70,7 @@ func rateLimitRedisIncrementRun(c Caller, keys, args [][]byte, w *resp.Writer) {
 
 func rateLimitRedisGetRun(c Caller, keys, _ [][]byte, w *resp.Writer) {
 	const sha = "6aeb97ed6086dcdeafdc6fda3999a0d0e38ec96a"
-	r := c.Call(cmdGET, keys[0])
+	r := getCall(c, cmdGET, keys[0])
 	if raised(r, w, sha, 1) {
 		return
 	}

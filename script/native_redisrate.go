@@ -75,7 +75,7 @@ func redisRateTAT(c Caller, key []byte, w *resp.Writer, sha string, timeLine, ge
 		return 0, 0, false
 	}
 	now = float64(secs-jan1st2017) + float64(micros/1000000)
-	r := getCall(c, key)
+	r := getCall(c, cmdGET, key)
 	if raised(r, w, sha, getLine) {
 		return 0, 0, false
 	}

@@ -50,7 +50,7 @@ func springRun(c Caller, keys, args [][]byte, w *resp.Writer) {
 	fillTime := capacity / rate
 	ttl := math.Floor(float64(fillTime * 2))
 
-	r := c.Call(cmdGET, keys[0])
+	r := getCall(c, cmdGET, keys[0])
 	if raised(r, w, springSHA, 14) {
 		return
 	}
@@ -60,7 +60,7 @@ func springRun(c Caller, keys, args [][]byte, w *resp.Writer) {
 			lastTokens = f
 		}
 	}
-	r = c.Call(cmdGET, keys[1])
+	r = getCall(c, cmdGET, keys[1])
 	if raised(r, w, springSHA, 15) {
 		return
 	}

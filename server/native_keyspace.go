@@ -15,7 +15,7 @@ import (
 // stored through Ctx.put, so the same effect), the command statistics and
 // the error counts. When a call would need more (a restricted user's
 // permissions, a MONITOR to feed, client-side caching to remember the
-// read, an EX that SET would refuse), it goes through Call instead.
+// read, an EX that SET would refuse), the native calls the command.
 
 // nativeRows are the command rows the direct forms stand for.
 type nativeRows struct{ get, set, time *Command }
@@ -50,10 +50,10 @@ func (h *nativeHost) Time() (secs, micros int64, ok bool) {
 	return now / 1e9, now % 1e9 / 1e3, true // cmdTime's fields
 }
 
-func (h *nativeHost) Get(key []byte) script.Reply {
+func (h *nativeHost) Get(key []byte) (script.Reply, bool) {
 	cmd := h.rows.get
 	if !h.direct(cmd) {
-		return h.Call(nativeGET, key)
+		return script.Reply{}, false
 	}
 	// GET is not DenyOOM and adds no key: nothing refuses it.
 	y := &h.ctx
@@ -77,14 +77,14 @@ func (h *nativeHost) Get(key []byte) script.Reply {
 		h.ex.scriptErrs++
 	}
 	h.s.stats.record(cmd, 0, failed)
-	return r
+	return r, true
 }
 
-func (h *nativeHost) SetEX(key, value []byte, seconds float64) script.Reply {
+func (h *nativeHost) SetEX(key, value []byte, seconds float64) (script.Reply, bool) {
 	cmd := h.rows.set
 	n, whole := script.WholeSeconds(seconds)
 	if !whole || !h.direct(cmd) {
-		return h.Call(nativeSET, key, value, nativeEX, h.Number(seconds))
+		return script.Reply{}, false
 	}
 	s := h.s
 	args := h.args[:5]
@@ -98,21 +98,22 @@ func (h *nativeHost) SetEX(key, value []byte, seconds float64) script.Reply {
 		e = h.addsKeysError(cmd, args)
 	}
 	if e != "" {
-		return h.refused(e)
+		return h.refused(e), true
 	}
 	y := &h.ctx
 	y.init(s, h.c, cmd, args, h.ex)
 	exp, ok := positiveExpiryNs(y.now, n, unitSeconds, false)
 	if !ok { // beyond the clock's range: SET's own error
 		args[4] = h.Number(seconds)
-		return h.run(cmd, args)
+		return h.run(cmd, args), true
 	}
 	// setGeneric without NX, XX, GET or KEEPTTL: the lookup (lazy expiry,
-	// access stamp), then the store; exp lies ahead, so storeString puts.
-	y.get(key)
-	y.put(key, shards.BytesEntry(value, exp))
+	// access stamp), then the store; exp lies ahead, so storeString puts
+	// (here through the lookup's Ref: the same entry, no second probe).
+	_, ref, _ := y.lookup(key)
+	y.set(ref, key, shards.BytesEntry(value, exp))
 	s.stats.record(cmd, 0, false)
-	return script.Reply{Type: '+', Str: okReply}
+	return script.Reply{Type: '+', Str: okReply}, true
 }
 
 // okReply is +OK parsed.
