@@ -1,7 +1,5 @@
 package script
 
-import "math"
-
 // Keyspace is an optional interface of a Caller: direct forms of the
 // string commands simple natives send, without a command line to look up
 // and a reply to parse. Each method must be indistinguishable from the
@@ -11,16 +9,19 @@ import "math"
 // counted). A host that cannot give that in some state (a restricted
 // user, a MONITOR, client-side caching) answers ok false.
 //
-// Natives reach it through timeCall, getCall and setEXCall, which use
-// Call for a Caller without it and when a method answers ok false.
+// Natives reach it through timeCall, getCall, setEXCall and setexCall,
+// which use Call for a Caller without it and when a method answers ok
+// false.
 type Keyspace interface {
 	// Time is TIME: the execution's clock in seconds and microseconds.
 	Time() (secs, micros int64, ok bool)
 	// Get is GET key. The reply's Str stays valid until the next call.
 	Get(key []byte) (r Reply, ok bool)
-	// SetEX is SET key value EX <Number(seconds)>. value comes from Number
-	// (it stays valid until the execution ends).
-	SetEX(key, value []byte, seconds float64) (r Reply, ok bool)
+	// SetEX is SET key value EX seconds, and Setex is SETEX key seconds
+	// value sent as name. value and seconds stay valid until the execution
+	// ends (Number's memory, or the script's arguments).
+	SetEX(key, value, seconds []byte) (r Reply, ok bool)
+	Setex(name, key, seconds, value []byte) (r Reply, ok bool)
 }
 
 // Each method reports ok false, having done nothing, when the command must
@@ -57,22 +58,21 @@ func getCall(c Caller, name, key []byte) Reply {
 
 // setEXCall runs SET key <Number(value)> EX <Number(seconds)>.
 func setEXCall(c Caller, key []byte, value, seconds float64) Reply {
-	v := c.Number(value)
+	v, secs := c.Number(value), c.Number(seconds)
 	if k, fast := c.(Keyspace); fast {
-		if r, ok := k.SetEX(key, v, seconds); ok {
+		if r, ok := k.SetEX(key, v, secs); ok {
 			return r
 		}
 	}
-	return c.Call(cmdSET, key, v, argEX, c.Number(seconds))
+	return c.Call(cmdSET, key, v, argEX, secs)
 }
 
-// WholeSeconds reports whether seconds, formatted by Number, is a decimal
-// integer that SET's EX accepts as it is (1 up to below 10^15, where
-// "%.17g" prints every digit and no exponent): then n is its value. A
-// Keyspace's SetEX takes its direct path for those only.
-func WholeSeconds(seconds float64) (n int64, ok bool) {
-	if seconds >= 1 && seconds < 1e15 && seconds == math.Trunc(seconds) {
-		return int64(seconds), true
+// setexCall runs SETEX key seconds value, sent as name.
+func setexCall(c Caller, name, key, seconds, value []byte) Reply {
+	if k, fast := c.(Keyspace); fast {
+		if r, ok := k.Setex(name, key, seconds, value); ok {
+			return r
+		}
 	}
-	return 0, false
+	return c.Call(name, key, seconds, value)
 }

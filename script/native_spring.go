@@ -79,10 +79,10 @@ func springRun(c Caller, keys, args [][]byte, w *resp.Writer) {
 	}
 	if ttl > 0 {
 		ttlArg := c.Number(ttl)
-		if raised(c.Call(cmdSETEX, keys[0], ttlArg, c.Number(newTokens)), w, springSHA, 23) {
+		if raised(setexCall(c, cmdSETEX, keys[0], ttlArg, c.Number(newTokens)), w, springSHA, 23) {
 			return
 		}
-		if raised(c.Call(cmdSETEX, keys[1], ttlArg, c.Number(now)), w, springSHA, 24) {
+		if raised(setexCall(c, cmdSETEX, keys[1], ttlArg, c.Number(now)), w, springSHA, 24) {
 			return
 		}
 	}

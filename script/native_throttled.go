@@ -36,7 +36,7 @@ func throttledCASRun(c Caller, keys, args [][]byte, w *resp.Writer) {
 		w.Int(0)
 		return
 	}
-	if raised(c.Call(cmdSetexLower, keys[0], args[2], args[1]), w, sha, 9) {
+	if raised(setexCall(c, cmdSetexLower, keys[0], args[2], args[1]), w, sha, 9) {
 		return
 	}
 	w.Int(1)

@@ -3,11 +3,12 @@ package server
 import (
 	"strconv"
 
+	"github.com/turnstile/turnstile/resp"
 	"github.com/turnstile/turnstile/script"
 	"github.com/turnstile/turnstile/shards"
 )
 
-// The nativeHost's script.Keyspace: TIME, GET and SET ... EX run straight
+// The nativeHost's script.Keyspace: TIME, GET, SET ... EX and SETEX run straight
 // on the execution's Ctx, without the command line, the table lookup, the
 // reply writer and the reply parser of Call, but with everything else Call
 // does for them: the same checks (refusals), the same handler steps (the
@@ -15,13 +16,14 @@ import (
 // stored through Ctx.put, so the same effect), the command statistics and
 // the error counts. When a call would need more (a restricted user's
 // permissions, a MONITOR to feed, client-side caching to remember the
-// read, an EX that SET would refuse), the native calls the command.
+// read, an expiry the command would refuse), the native calls the command.
 
 // nativeRows are the command rows the direct forms stand for.
-type nativeRows struct{ get, set, time *Command }
+type nativeRows struct{ get, set, setex, time *Command }
 
 func newNativeRows(t *Table) nativeRows {
-	return nativeRows{get: t.Lookup([]byte("get")), set: t.Lookup([]byte("set")), time: t.Lookup([]byte("time"))}
+	row := func(name string) *Command { return t.Lookup([]byte(name)) }
+	return nativeRows{get: row("get"), set: row("set"), setex: row("setex"), time: row("time")}
 }
 
 var (
@@ -80,16 +82,36 @@ func (h *nativeHost) Get(key []byte) (script.Reply, bool) {
 	return r, true
 }
 
-func (h *nativeHost) SetEX(key, value []byte, seconds float64) (script.Reply, bool) {
-	cmd := h.rows.set
-	n, whole := script.WholeSeconds(seconds)
-	if !whole || !h.direct(cmd) {
+func (h *nativeHost) SetEX(key, value, seconds []byte) (script.Reply, bool) {
+	args := h.args[:5]
+	args[0], args[1], args[2], args[3], args[4] = nativeSET, key, value, nativeEX, seconds
+	return h.setExpiring(h.rows.set, args, key, value, seconds)
+}
+
+func (h *nativeHost) Setex(name, key, seconds, value []byte) (script.Reply, bool) {
+	args := h.args[:4]
+	args[0], args[1], args[2], args[3] = name, key, seconds, value
+	return h.setExpiring(h.rows.setex, args, key, value, seconds)
+}
+
+// setExpiring is SET key value EX seconds or SETEX key seconds value (cmd,
+// args) run directly: ok false, having done nothing, when the call must go
+// through Call (see direct) or when seconds is not an expiry the command
+// accepts (Call then answers its error).
+func (h *nativeHost) setExpiring(cmd *Command, args [][]byte, key, value, seconds []byte) (script.Reply, bool) {
+	if !h.direct(cmd) {
+		return script.Reply{}, false
+	}
+	n, ok := resp.ParseInt(seconds) // expireArg's reading
+	if !ok {
+		return script.Reply{}, false
+	}
+	exp, ok := positiveExpiryNs(h.ex.now, n, unitSeconds, false)
+	if !ok {
 		return script.Reply{}, false
 	}
 	s := h.s
-	args := h.args[:5]
-	args[0], args[1], args[2], args[3], args[4] = nativeSET, key, value, nativeEX, nil
-	// Call's refusals, in its order (the EX argument is read by none).
+	// Call's refusals, in its order.
 	e := s.diskRefusal(cmd)
 	if e == "" {
 		e = s.scriptOOM(cmd, h.ex.wrote)
@@ -100,16 +122,11 @@ func (h *nativeHost) SetEX(key, value []byte, seconds float64) (script.Reply, bo
 	if e != "" {
 		return h.refused(e), true
 	}
-	y := &h.ctx
-	y.init(s, h.c, cmd, args, h.ex)
-	exp, ok := positiveExpiryNs(y.now, n, unitSeconds, false)
-	if !ok { // beyond the clock's range: SET's own error
-		args[4] = h.Number(seconds)
-		return h.run(cmd, args), true
-	}
 	// setGeneric without NX, XX, GET or KEEPTTL: the lookup (lazy expiry,
 	// access stamp), then the store; exp lies ahead, so storeString puts
 	// (here through the lookup's Ref: the same entry, no second probe).
+	y := &h.ctx
+	y.init(s, h.c, cmd, args, h.ex)
 	_, ref, _ := y.lookup(key)
 	y.set(ref, key, shards.BytesEntry(value, exp))
 	s.stats.record(cmd, 0, false)
@@ -124,22 +141,6 @@ var okReply = []byte("OK")
 func (h *nativeHost) refused(e string) script.Reply {
 	h.w.Reset(nativeReplyKeep)
 	h.w.Error(e)
-	script.ParseReply(h.w.Bytes(), &h.reply)
-	return h.reply
-}
-
-// run runs cmd with args (checked) as Call does once the checks passed.
-func (h *nativeHost) run(cmd *Command, args [][]byte) script.Reply {
-	s := h.s
-	h.w.Reset(nativeReplyKeep)
-	y := &h.ctx
-	y.init(s, h.c, cmd, args, h.ex)
-	y.w = &h.w
-	failed := s.run(y)
-	s.stats.record(cmd, 0, failed)
-	if failed {
-		h.ex.scriptErrs++
-	}
 	script.ParseReply(h.w.Bytes(), &h.reply)
 	return h.reply
 }
