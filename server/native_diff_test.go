@@ -41,19 +41,19 @@ var nativeCases = map[string]nativeCase{
 			cost := num("1", "0", "2", "0.5", "100", "-1")
 			return []string{key}, []string{rate, burst, now, cost}
 		},
-		inspect: []string{"HGETALL %s", "PTTL %s", "TYPE %s"},
+		inspect: []string{"HGETALL %s", "PTTL %s", "TYPE %s", "OBJECT ENCODING %s"},
 	},
 	"redis_rate.allowN": {
 		file:    "scripts/redis_rate-allowN.lua",
 		gen:     redisRateGen,
 		perturb: redisRatePerturb,
-		inspect: []string{"GET %s", "PTTL %s", "TYPE %s"},
+		inspect: []string{"GET %s", "PTTL %s", "TYPE %s", "OBJECT ENCODING %s"},
 	},
 	"redis_rate.allowAtMost": {
 		file:    "scripts/redis_rate-allowAtMost.lua",
 		gen:     redisRateGen,
 		perturb: redisRatePerturb,
-		inspect: []string{"GET %s", "PTTL %s", "TYPE %s"},
+		inspect: []string{"GET %s", "PTTL %s", "TYPE %s", "OBJECT ENCODING %s"},
 	},
 	"rate-limit-redis.increment": {
 		file: "scripts/rate-limit-redis-increment.lua",
@@ -65,7 +65,7 @@ var nativeCases = map[string]nativeCase{
 			return []string{key}, args
 		},
 		perturb: counterPerturb,
-		inspect: []string{"GET %s", "PTTL %s", "TYPE %s"},
+		inspect: []string{"GET %s", "PTTL %s", "TYPE %s", "OBJECT ENCODING %s"},
 	},
 	"spring-cloud-gateway.request_rate_limiter": {
 		file: "scripts/spring-cloud-gateway-request_rate_limiter.lua",
@@ -90,7 +90,7 @@ var nativeCases = map[string]nativeCase{
 			return keys, args
 		},
 		perturb: counterPerturb,
-		inspect: []string{"GET %s", "PTTL %s", "TYPE %s"},
+		inspect: []string{"GET %s", "PTTL %s", "TYPE %s", "OBJECT ENCODING %s"},
 	},
 	"rate-limit-redis.get": {
 		file: "scripts/rate-limit-redis-get.lua",
@@ -102,7 +102,7 @@ var nativeCases = map[string]nativeCase{
 		},
 		perturb:     counterPerturb,
 		perturbOdds: 3,
-		inspect:     []string{"GET %s", "PTTL %s", "TYPE %s"},
+		inspect:     []string{"GET %s", "PTTL %s", "TYPE %s", "OBJECT ENCODING %s"},
 	},
 	"rate-limiter-flexible.incrTtl": {
 		file: "scripts/rate-limiter-flexible-incrTtl.lua",
@@ -116,7 +116,7 @@ var nativeCases = map[string]nativeCase{
 			return []string{key}, args
 		},
 		perturb: counterPerturb,
-		inspect: []string{"GET %s", "PTTL %s", "TYPE %s"},
+		inspect: []string{"GET %s", "PTTL %s", "TYPE %s", "OBJECT ENCODING %s"},
 	},
 	"ulule-limiter.incr": {
 		file: "scripts/ulule-limiter-incr.lua",
@@ -130,7 +130,7 @@ var nativeCases = map[string]nativeCase{
 			return []string{key}, args
 		},
 		perturb: counterPerturb,
-		inspect: []string{"GET %s", "PTTL %s", "TYPE %s"},
+		inspect: []string{"GET %s", "PTTL %s", "TYPE %s", "OBJECT ENCODING %s"},
 	},
 	"ulule-limiter.peek": {
 		file: "scripts/ulule-limiter-peek.lua",
@@ -139,7 +139,7 @@ var nativeCases = map[string]nativeCase{
 		},
 		perturb:     counterPerturb,
 		perturbOdds: 3,
-		inspect:     []string{"GET %s", "PTTL %s", "TYPE %s"},
+		inspect:     []string{"GET %s", "PTTL %s", "TYPE %s", "OBJECT ENCODING %s"},
 	},
 	"python-limits.incr_expire": {
 		file: "scripts/python-limits-incr_expire.lua",
@@ -153,7 +153,7 @@ var nativeCases = map[string]nativeCase{
 			return []string{key}, args
 		},
 		perturb: counterPerturb,
-		inspect: []string{"GET %s", "PTTL %s", "TYPE %s"},
+		inspect: []string{"GET %s", "PTTL %s", "TYPE %s", "OBJECT ENCODING %s"},
 	},
 	"python-limits.moving_window": {
 		file: "scripts/python-limits-moving_window.lua",
@@ -170,7 +170,7 @@ var nativeCases = map[string]nativeCase{
 		},
 		perturb:     windowPerturb,
 		perturbOdds: 2,
-		inspect:     []string{"LRANGE %s 0 -1", "PTTL %s", "TYPE %s"},
+		inspect:     []string{"LRANGE %s 0 -1", "PTTL %s", "TYPE %s", "OBJECT ENCODING %s"},
 	},
 	"python-limits.acquire_moving_window": {
 		file: "scripts/python-limits-acquire_moving_window.lua",
@@ -192,7 +192,7 @@ var nativeCases = map[string]nativeCase{
 			return []string{key}, args
 		},
 		perturb: windowPerturb,
-		inspect: []string{"LRANGE %s 0 -1", "PTTL %s", "TYPE %s"},
+		inspect: []string{"LRANGE %s 0 -1", "PTTL %s", "TYPE %s", "OBJECT ENCODING %s"},
 	},
 	"throttled.cas": {
 		file: "scripts/throttled-goredisstore-cas.lua",
@@ -216,7 +216,7 @@ var nativeCases = map[string]nativeCase{
 				"EX", strconv.Itoa(1 + r.Intn(10))}
 		},
 		perturbOdds: 5,
-		inspect:     []string{"GET %s", "PTTL %s", "TYPE %s"},
+		inspect:     []string{"GET %s", "PTTL %s", "TYPE %s", "OBJECT ENCODING %s"},
 	},
 }
 
