@@ -74,7 +74,7 @@ func (s *Server) runNative(x *Ctx, nat *script.Native, keys, args [][]byte) {
 
 // nativeHost is script.Caller for natives: each command runs in the
 // script's execution as the calling client, its reply parsed. It is also
-// script.Keyspace (native_keyspace.go): TIME, GET and SET ... EX run
+// script.Keyspace (native_keyspace.go): TIME, GET, SET ... EX and SETEX run
 // directly on the execution's Ctx.
 type nativeHost struct {
 	s     *Server
