@@ -8,15 +8,20 @@ import (
 	"github.com/turnstile/turnstile/shards"
 )
 
-// The nativeHost's script.Keyspace: TIME, GET, SET ... EX and SETEX run straight
-// on the execution's Ctx, without the command line, the table lookup, the
-// reply writer and the reply parser of Call, but with everything else Call
-// does for them: the same checks (refusals), the same handler steps (the
-// key's lookup with its lazy expiry and access stamp, the same entry
-// stored through Ctx.put, so the same effect), the command statistics and
-// the error counts. When a call would need more (a restricted user's
-// permissions, a MONITOR to feed, client-side caching to remember the
-// read, an expiry the command would refuse), the native calls the command.
+// The nativeHost's script.Keyspace: TIME, GET, SET ... EX and SETEX run
+// straight on the execution's Ctx, without the command line, the table
+// lookup, the reply writer and the reply parser of Call, but with
+// everything else Call does for them: the same checks (refusals), the same
+// handler steps (the key's lookup with its lazy expiry and access stamp,
+// the same entry stored through Ctx, so the same effect), the command
+// statistics and the error counts. When a call would need more (a
+// restricted user's permissions, a MONITOR to feed, client-side caching to
+// remember the read, an expiry the command would refuse), the method
+// answers ok false and the native calls the command.
+//
+// Locking: as for Call, the execution holds the shards of the script's
+// declared keys, the only keys natives touch; in lockcheck builds every
+// keyspace access through Ctx verifies it.
 
 // nativeRows are the command rows the direct forms stand for.
 type nativeRows struct{ get, set, setex, time *Command }
