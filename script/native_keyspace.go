@@ -9,14 +9,16 @@ package script
 // counted). A host that cannot give that in some state (a restricted
 // user, a MONITOR, client-side caching) answers ok false.
 //
-// Natives reach it through timeCall, getCall, setEXCall and setexCall,
-// which use Call for a Caller without it and when a method answers ok
-// false.
+// Natives reach it through timeCall, getCall, pttlCall, setEXCall and
+// setexCall, which use Call for a Caller without it and when a method
+// answers ok false.
 type Keyspace interface {
 	// Time is TIME: the execution's clock in seconds and microseconds.
 	Time() (secs, micros int64, ok bool)
 	// Get is GET key. The reply's Str stays valid until the next call.
 	Get(key []byte) (r Reply, ok bool)
+	// PTTL is PTTL key.
+	PTTL(key []byte) (r Reply, ok bool)
 	// SetEX is SET key value EX seconds, and Setex is SETEX key seconds
 	// value sent as name. value and seconds stay valid until the execution
 	// ends (Number's memory, or the script's arguments).
@@ -50,6 +52,16 @@ func timeCall(c Caller) (secs, micros float64, ok bool) {
 func getCall(c Caller, name, key []byte) Reply {
 	if k, fast := c.(Keyspace); fast {
 		if r, ok := k.Get(key); ok {
+			return r
+		}
+	}
+	return c.Call(name, key)
+}
+
+// pttlCall runs PTTL key, sent as name.
+func pttlCall(c Caller, name, key []byte) Reply {
+	if k, fast := c.(Keyspace); fast {
+		if r, ok := k.PTTL(key); ok {
 			return r
 		}
 	}

@@ -8,8 +8,8 @@ import (
 	"github.com/turnstile/turnstile/shards"
 )
 
-// The nativeHost's script.Keyspace: TIME, GET, SET ... EX and SETEX run
-// straight on the execution's Ctx, without the command line, the table
+// The nativeHost's script.Keyspace: TIME, GET, PTTL, SET ... EX and SETEX
+// run straight on the execution's Ctx, without the command line, the table
 // lookup, the reply writer and the reply parser of Call, but with
 // everything else Call does for them: the same checks (refusals), the same
 // handler steps (the key's lookup with its lazy expiry and access stamp,
@@ -24,17 +24,18 @@ import (
 // keyspace access through Ctx verifies it.
 
 // nativeRows are the command rows the direct forms stand for.
-type nativeRows struct{ get, set, setex, time *Command }
+type nativeRows struct{ get, pttl, set, setex, time *Command }
 
 func newNativeRows(t *Table) nativeRows {
 	row := func(name string) *Command { return t.Lookup([]byte(name)) }
-	return nativeRows{get: row("get"), set: row("set"), setex: row("setex"), time: row("time")}
+	return nativeRows{get: row("get"), pttl: row("pttl"), set: row("set"), setex: row("setex"), time: row("time")}
 }
 
 var (
-	nativeGET = []byte("GET")
-	nativeSET = []byte("SET")
-	nativeEX  = []byte("EX")
+	nativeGET  = []byte("GET")
+	nativePTTL = []byte("PTTL")
+	nativeSET  = []byte("SET")
+	nativeEX   = []byte("EX")
 	// wrongTypeReply is the parsed WRONGTYPE error (its text, as ParseReply
 	// leaves it without the '-').
 	wrongTypeReply = []byte(errWrongType)
@@ -85,6 +86,27 @@ func (h *nativeHost) Get(key []byte) (script.Reply, bool) {
 	}
 	h.s.stats.record(cmd, 0, failed)
 	return r, true
+}
+
+func (h *nativeHost) PTTL(key []byte) (script.Reply, bool) {
+	cmd := h.rows.pttl
+	if !h.direct(cmd) {
+		return script.Reply{}, false
+	}
+	// PTTL reads any type and adds nothing: nothing refuses it, it cannot
+	// fail (ttlReply).
+	y := &h.ctx
+	h.args[0], h.args[1] = nativePTTL, key
+	y.init(h.s, h.c, cmd, h.args[:2], h.ex)
+	n := int64(-2)
+	if e, found := y.get(key); found {
+		n = -1
+		if e.Exp != 0 {
+			n = remainingMs(e.Exp, y.now)
+		}
+	}
+	h.s.stats.record(cmd, 0, false)
+	return script.Reply{Type: ':', Int: n}, true
 }
 
 func (h *nativeHost) SetEX(key, value, seconds []byte) (script.Reply, bool) {

@@ -74,8 +74,8 @@ func (s *Server) runNative(x *Ctx, nat *script.Native, keys, args [][]byte) {
 
 // nativeHost is script.Caller for natives: each command runs in the
 // script's execution as the calling client, its reply parsed. It is also
-// script.Keyspace (native_keyspace.go): TIME, GET, SET ... EX and SETEX run
-// directly on the execution's Ctx.
+// script.Keyspace (native_keyspace.go): TIME, GET, PTTL, SET ... EX and
+// SETEX run directly on the execution's Ctx.
 type nativeHost struct {
 	s     *Server
 	c     *client
