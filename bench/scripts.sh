@@ -13,6 +13,14 @@
 #
 # Servers share CPU 0, clients run on CPU 1 (taskset), order rotating each
 # round. Medians over ROUNDS; writes bench/SCRIPTS.md and bench/out/scripts.csv.
+#
+# Besides requests per second, each run records the server's CPU time
+# (utime + stime of its process, fields 14 and 15 of /proc/PID/stat, read
+# right before and after the run). One redis-benchmark on one CPU caps the
+# throughput near the rate at which it can send PING_MBULK (measured on
+# Turnstile each round): once a server is faster than its client, CPU time
+# per request is what shows its own cost. PORT_BASE=n puts the servers on
+# ports n, n+1 and n+2 instead of free ones.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
@@ -25,8 +33,10 @@ REPORT=${REPORT:-bench/SCRIPTS.md}
 log() { printf '%s %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
 die() { log "ERROR: $*"; exit 1; }
 for v in ROUNDS N TMO; do [[ ${!v} =~ ^[1-9][0-9]*$ ]] || die "$v must be a positive integer"; done
+[[ -z ${PORT_BASE:-} || $PORT_BASE =~ ^[1-9][0-9]*$ ]] || die "PORT_BASE must be a port number"
 command -v redis-server >/dev/null && command -v redis-benchmark >/dev/null ||
 	{ apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq redis-server redis-tools >/dev/null; }
+CLK_TCK=$(getconf CLK_TCK)
 
 mkdir -p "$OUT"
 go build -o "$OUT/turnstile" ./cmd/turnstile
@@ -35,19 +45,39 @@ else SRV=(); CLI=(); PIN="none (one CPU)"; fi
 
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 declare -A PID PORT
+NEXT_PORT=${PORT_BASE:-}
 start() { # start NAME
-	local p; p=$(free_port)
+	local p
+	if [[ -n $NEXT_PORT ]]; then p=$NEXT_PORT NEXT_PORT=$((NEXT_PORT + 1)); else p=$(free_port); fi
 	case $1 in
 	tl) "${SRV[@]}" "$OUT/turnstile" --port "$p" --bind 127.0.0.1 --save '' --appendonly no --turnstile-native-scripts no >"$OUT/sc-$1.log" 2>&1 & ;;
 	tn) "${SRV[@]}" "$OUT/turnstile" --port "$p" --bind 127.0.0.1 --save '' --appendonly no >"$OUT/sc-$1.log" 2>&1 & ;;
 	r) "${SRV[@]}" redis-server --port "$p" --bind 127.0.0.1 --save '' --appendonly no --daemonize no >"$OUT/sc-$1.log" 2>&1 & ;;
 	esac
-	PID[$1]=$! PORT[$1]=$p
+	PID[$1]=$! PORT[$1]=$p # taskset execs the server: the same process
 	for _ in $(seq 100); do redis-cli -p "$p" ping 2>/dev/null | grep -q PONG && return 0; sleep 0.1; done
 	die "$1 did not start"
 }
 stop() { kill "${PID[$1]}" 2>/dev/null || true; wait "${PID[$1]}" 2>/dev/null || true; }
 trap 'for n in "${!PID[@]}"; do stop "$n"; done' EXIT
+
+# cpu_ticks NAME: server NAME's user + system CPU time so far, in clock
+# ticks (fields 14 and 15 of /proc/PID/stat, counted after the command
+# name, which may hold spaces: $12 and $13 once "pid (comm) " is cut).
+cpu_ticks() { sed 's/.*) //' "/proc/${PID[$1]}/stat" | awk '{ print $12 + $13 }'; }
+
+# bench NAME P REQUESTS ARGS...: one redis-benchmark run on server NAME;
+# prints requests per second, requests, and the server's CPU ticks during
+# the run (CSV fields).
+bench() {
+	local s=$1 P=$2 n=$3 before after v
+	shift 3
+	before=$(cpu_ticks "$s")
+	v=$(timeout "$TMO" "${CLI[@]}" redis-benchmark -p "${PORT[$s]}" -c 50 -P "$P" -r 100000 -n "$n" --csv "$@" 2>/dev/null |
+		awk -F'","' 'NR == 2 { print $2 }') || v=failed
+	after=$(cpu_ticks "$s")
+	echo "${v:-failed},$n,$((after - before))"
+}
 
 # name|script file|arguments after the key
 TESTS=(
@@ -56,7 +86,7 @@ TESTS=(
 )
 
 CSV=$OUT/scripts.csv
-echo "test,pipeline,server,round,value" >"$CSV"
+echo "test,pipeline,server,round,value,requests,cpu_ticks" >"$CSV"
 for s in tl tn r; do start "$s"; done
 log "pinning: $PIN; tl :${PORT[tl]}, tn :${PORT[tn]}, r :${PORT[r]}"
 declare -A SHA
@@ -79,12 +109,14 @@ for round in $(seq "$ROUNDS"); do
 			for s in "${order[@]}"; do
 				log "round $round: $name -P $P on $s"
 				# shellcheck disable=SC2086
-				v=$(timeout "$TMO" "${CLI[@]}" redis-benchmark -p "${PORT[$s]}" -c 50 -P "$P" -r 100000 -n "$n" --csv \
-					EVALSHA "${SHA[$name]}" 1 "rl:$name:__rand_int__" $args 2>/dev/null |
-					awk -F'","' 'NR == 2 { print $2 }') || v=failed
-				echo "$name,$P,$s,$round,$v" >>"$CSV"
+				echo "$name,$P,$s,$round,$(bench "$s" "$P" "$n" EVALSHA "${SHA[$name]}" 1 "rl:$name:__rand_int__" $args)" >>"$CSV"
 			done
 		done
+	done
+	for P in 16 1; do # the client's ceiling: the cheapest command it can send
+		n=$N; ((P == 1)) && n=$((N / 10))
+		log "round $round: PING_MBULK -P $P on tn"
+		echo "ping_mbulk,$P,tn,$round,$(bench tn "$P" "$n" -t ping_mbulk)" >>"$CSV"
 	done
 done
 
@@ -92,27 +124,62 @@ done
 	echo "# Scripts: Turnstile next to Redis (bench/scripts.sh)"
 	echo
 	echo "$(date -u +%Y-%m-%d), $(nproc) CPUs ($(lscpu 2>/dev/null | awk -F: '/Model name/ {gsub(/^ +/, "", $2); print $2; exit}')), Redis $(redis-server --version | awk '{sub(/^v=/, "", $3); print $3}'), pinning: $PIN."
-	echo "Command: \`ROUNDS=$ROUNDS N=$N bench/scripts.sh\`. EVALSHA requests per second, redis-benchmark -c 50 -r 100000;"
+	echo "Command: \`ROUNDS=$ROUNDS N=$N bench/scripts.sh\`. EVALSHA requests, redis-benchmark -c 50 -r 100000;"
 	echo "medians of $ROUNDS rounds, order rotating; ratios are medians of the per-round ratios (range in brackets)."
 	echo
-	python3 - "$CSV" <<'PY'
+	python3 - "$CSV" "$CLK_TCK" <<'PY'
 import csv, sys, statistics
 rows = list(csv.DictReader(open(sys.argv[1])))
-vals, rounds = {}, {}
+tck = float(sys.argv[2])
+rps, cpu, rps_round, cpu_round = {}, {}, {}, {}
 for r in rows:
     try: v = float(r["value"])
     except ValueError: continue
-    vals.setdefault((r["test"], r["pipeline"], r["server"]), []).append(v)
-    rounds.setdefault((r["test"], r["pipeline"], r["round"]), {})[r["server"]] = v
-def ratio(t, p, s):
-    rs = sorted(sv[s] / sv["r"] for (tt, pp, _), sv in rounds.items() if tt == t and pp == p and sv.get("r") and s in sv)
+    key, rnd = (r["test"], r["pipeline"], r["server"]), (r["test"], r["pipeline"], r["round"])
+    us = float(r["cpu_ticks"]) / tck * 1e6 / float(r["requests"])  # server CPU microseconds per request
+    rps.setdefault(key, []).append(v)
+    cpu.setdefault(key, []).append(us)
+    rps_round.setdefault(rnd, {})[r["server"]] = v
+    cpu_round.setdefault(rnd, {})[r["server"]] = us
+
+def spread(rs):
+    rs = sorted(rs)
     return f"{statistics.median(rs):.2f}x ({rs[0]:.2f}-{rs[-1]:.2f})" if rs else "missing"
-med = lambda k: f"{statistics.median(vals[k]):,.0f}" if k in vals else "failed"
+
+def per_round(table, t, p, num, den):
+    return spread(sv[num] / sv[den] for (tt, pp, _), sv in table.items()
+                  if tt == t and pp == p and sv.get(num) and sv.get(den))
+
+med_rps = lambda k: f"{statistics.median(rps[k]):,.0f}" if k in rps else "failed"
+med_cpu = lambda k: f"{statistics.median(cpu[k]):.2f}" if k in cpu else "failed"
+scripts = [tp for tp in dict.fromkeys((t, p) for (t, p, _) in rps) if tp[0] != "ping_mbulk"]
+
+print("Throughput, requests per second:")
+print()
 print("| script | -P | Turnstile, Lua | Turnstile, native | Redis | Lua / Redis | native / Redis |")
 print("|---|---:|---:|---:|---:|---:|---:|")
-for (t, p) in dict.fromkeys((t, p) for (t, p, s) in vals):
-    print(f"| {t} | {p} | {med((t, p, 'tl'))} | {med((t, p, 'tn'))} | {med((t, p, 'r'))} | {ratio(t, p, 'tl')} | {ratio(t, p, 'tn')} |")
+for (t, p) in scripts:
+    print(f"| {t} | {p} | {med_rps((t, p, 'tl'))} | {med_rps((t, p, 'tn'))} | {med_rps((t, p, 'r'))} "
+          f"| {per_round(rps_round, t, p, 'tl', 'r')} | {per_round(rps_round, t, p, 'tn', 'r')} |")
+print()
+ceiling = {p: med_rps(("ping_mbulk", p, "tn")) for p in ("16", "1")}
+print("The client, one redis-benchmark process on one CPU, caps the throughput near the rate at which it")
+print("can send the cheapest command, PING_MBULK (on Turnstile in the same rounds: "
+      f"{ceiling['16']}/s at -P 16, {ceiling['1']}/s at -P 1).")
+print("A server near that ceiling waits for its client, and the throughput ratio understates how much")
+print("less work it does per request; its CPU time per request does not.")
+print()
+print("Server CPU time per request, microseconds (utime + stime of the server process, /proc/PID/stat,")
+print(f"read right before and after each run, in clock ticks of 1/{tck:.0f} s), and how many times less CPU per")
+print("request Turnstile spends than Redis (Redis's CPU per request over Turnstile's, per round):")
+print()
+print("| script | -P | Turnstile, Lua | Turnstile, native | Redis | Redis / Lua | Redis / native |")
+print("|---|---:|---:|---:|---:|---:|---:|")
+for (t, p) in scripts:
+    print(f"| {t} | {p} | {med_cpu((t, p, 'tl'))} | {med_cpu((t, p, 'tn'))} | {med_cpu((t, p, 'r'))} "
+          f"| {per_round(cpu_round, t, p, 'r', 'tl')} | {per_round(cpu_round, t, p, 'r', 'tn')} |")
+for p in ("16", "1"):
+    print(f"| PING_MBULK (the client's ceiling) | {p} | | {med_cpu(('ping_mbulk', p, 'tn'))} | | | |")
 PY
 } >"$ROOT/$REPORT"
 log "wrote $REPORT"
-cat "$ROOT/$REPORT"

@@ -68,6 +68,10 @@ type Engine struct {
 	scripts map[string]*compiled // by lower-case hex SHA1
 	evalLRU *list.List           // of *compiled cached by EVAL, most recent first
 	cached  atomic.Int64         // len(scripts), for INFO from other goroutines
+	// nativeCached tells, by Native.Index, whether scripts holds the
+	// native's script: Exists for EVALSHA of a native without cacheMu.
+	// Changed under cacheMu with scripts.
+	nativeCached []atomic.Bool
 
 	// The running script (nil when idle), and what Kill needs.
 	cur     *run
@@ -127,7 +131,8 @@ func New(cfg Config) *Engine {
 		RegistrySize:    1024,
 		RegistryMaxSize: 1 << 20,
 	})
-	e := &Engine{cfg: cfg, lua: L, scripts: make(map[string]*compiled), evalLRU: list.New()}
+	e := &Engine{cfg: cfg, lua: L, scripts: make(map[string]*compiled), evalLRU: list.New(),
+		nativeCached: make([]atomic.Bool, len(natives))}
 	e.sandbox = newSandbox(e)
 	e.ctx, e.cancel = context.WithCancel(context.Background())
 	L.SetContext(e.ctx)
@@ -181,6 +186,18 @@ func (e *Engine) Exists(sha []byte) bool {
 	return ok
 }
 
+// NativeCached is Exists for the script of native n, without a lock.
+// Safe from any goroutine.
+func (e *Engine) NativeCached(n *Native) bool { return e.nativeCached[n.index].Load() }
+
+// markNative records whether the script sha, if it is a native's, is
+// cached. Requires cacheMu held for writing.
+func (e *Engine) markNative(sha string, cached bool) {
+	if n := natives[sha]; n != nil {
+		e.nativeCached[n.index].Store(cached)
+	}
+}
+
 // Cache compiles and caches body as EVAL does, without running it (a
 // script that runs natively is still cached, for EVALSHA and SCRIPT
 // EXISTS).
@@ -193,6 +210,9 @@ func (e *Engine) Cache(body []byte) error {
 func (e *Engine) Flush() {
 	e.cacheMu.Lock()
 	clear(e.scripts)
+	for i := range e.nativeCached {
+		e.nativeCached[i].Store(false)
+	}
 	e.cacheMu.Unlock()
 	e.evalLRU.Init()
 	e.cached.Store(0)
@@ -229,11 +249,13 @@ func (e *Engine) compile(body []byte) (*compiled, error) {
 	e.cacheMu.Lock()
 	defer e.cacheMu.Unlock()
 	e.scripts[sha] = c
+	e.markNative(sha, true)
 	c.elem = e.evalLRU.PushFront(c)
 	for e.evalLRU.Len() > maxEvalScripts {
 		old := e.evalLRU.Remove(e.evalLRU.Back()).(*compiled)
 		old.elem = nil
 		delete(e.scripts, old.sha)
+		e.markNative(old.sha, false)
 	}
 	e.cached.Store(int64(len(e.scripts)))
 	return c, nil

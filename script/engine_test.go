@@ -1,6 +1,7 @@
 package script
 
 import (
+	"os"
 	"strconv"
 	"strings"
 	"testing"
@@ -160,4 +161,42 @@ func TestEvalCacheBounded(t *testing.T) {
 	if e.Cached() != 0 || e.Exists([]byte(loaded)) {
 		t.Fatal("Flush kept scripts")
 	}
+}
+
+// TestNativeCachedFollowsCache: NativeCached, EVALSHA's lock-free lookup
+// of a native's script, agrees with Exists through SCRIPT LOAD, EVAL's
+// cache and its evictions, and SCRIPT FLUSH.
+func TestNativeCachedFollowsCache(t *testing.T) {
+	body, err := os.ReadFile("../libtest/testdata/scripts/redis_rate-allowN.lua")
+	if err != nil {
+		t.Fatal(err)
+	}
+	nat := NativeFor([]byte(SHA1Hex(body)))
+	if nat == nil {
+		t.Fatal("redis_rate allowN is not a native")
+	}
+	e := New(Config{Version: "7.2.0"})
+	check := func(when string, want bool) {
+		t.Helper()
+		if got, exists := e.NativeCached(nat), e.Exists([]byte(nat.SHA)); got != want || exists != want {
+			t.Fatalf("%s: NativeCached %v, Exists %v, want %v", when, got, exists, want)
+		}
+	}
+	check("new engine", false)
+	if err := e.Cache(body); err != nil {
+		t.Fatal(err)
+	}
+	check("cached by EVAL", true)
+	for i := 0; i < maxEvalScripts; i++ { // EVAL's cache is full: the oldest goes
+		if err := e.Cache([]byte("return " + strconv.Itoa(i))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	check("evicted", false)
+	if _, err := e.Load(body); err != nil {
+		t.Fatal(err)
+	}
+	check("loaded", true)
+	e.Flush()
+	check("flushed", false)
 }

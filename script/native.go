@@ -28,7 +28,12 @@ type Native struct {
 	// Run runs the script, writing its reply (or its error, with the
 	// script's error suffix) to w.
 	Run func(c Caller, keys, args [][]byte, w *resp.Writer)
+
+	index int // its position in Natives
 }
+
+// Index is n's position in Natives (a host counts runs by it).
+func (n *Native) Index() int { return n.index }
 
 // Caller runs one command for a native script, as redis.call does, inside
 // the script's execution.
@@ -120,10 +125,11 @@ func parseOne(b []byte, elems []Reply) (Reply, []byte) {
 // natives are the known scripts by SHA1; built once, read-only.
 var natives = func() map[string]*Native {
 	m := make(map[string]*Native)
-	for _, n := range nativeList() {
+	for i, n := range nativeList() {
 		if _, dup := m[n.SHA]; dup {
 			panic("script: duplicate native " + n.Name)
 		}
+		n.index = i
 		m[n.SHA] = n
 	}
 	return m

@@ -47,7 +47,7 @@ func rateLimiterFlexibleRun(c Caller, keys, args [][]byte, w *resp.Writer) {
 		return
 	}
 	consumed := r.Int
-	r = c.Call(cmdPttlLower, key)
+	r = pttlCall(c, cmdPttlLower, key)
 	if raised(r, w, sha, 1) {
 		return
 	}

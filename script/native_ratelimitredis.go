@@ -44,7 +44,7 @@ func rateLimitRedisIncrementCheck(keys, args [][]byte) bool {
 func rateLimitRedisIncrementRun(c Caller, keys, args [][]byte, w *resp.Writer) {
 	const sha = "895b92e1712734e1b464999be23953485475357b"
 	window, _ := ParseNumber(args[0])
-	r := c.Call(cmdPTTL, keys[0])
+	r := pttlCall(c, cmdPTTL, keys[0])
 	if raised(r, w, sha, 2) {
 		return
 	}
@@ -70,7 +70,7 @@ func rateLimitRedisIncrementRun(c Caller, keys, args [][]byte, w *resp.Writer) {
 
 func rateLimitRedisGetRun(c Caller, keys, _ [][]byte, w *resp.Writer) {
 	const sha = "6aeb97ed6086dcdeafdc6fda3999a0d0e38ec96a"
-	r := c.Call(cmdGET, keys[0])
+	r := getCall(c, cmdGET, keys[0])
 	if raised(r, w, sha, 1) {
 		return
 	}
@@ -81,7 +81,7 @@ func rateLimitRedisGetRun(c Caller, keys, _ [][]byte, w *resp.Writer) {
 	} else {
 		w.Bulk(r.Str)
 	}
-	r = c.Call(cmdPTTL, keys[0])
+	r = pttlCall(c, cmdPTTL, keys[0])
 	if r.Err() != "" {
 		w.Truncate(mark)
 		raised(r, w, sha, 2)

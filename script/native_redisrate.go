@@ -69,15 +69,13 @@ func redisRateArgs(args [][]byte) (burst, rate, period, cost float64) {
 // of a value that is not a number (math.max's, at maxLine) and returns
 // false then.
 func redisRateTAT(c Caller, key []byte, w *resp.Writer, sha string, timeLine, getLine, maxLine int) (now, tat float64, ok bool) {
-	r := c.Call(cmdTIME)
-	if len(r.Elems) != 2 { // TIME cannot fail; a broken reply is reported, not indexed
+	secs, micros, ok := timeCall(c)
+	if !ok {
 		w.Error("ERR TIME failed in a native script" + ErrorSuffix(sha, timeLine))
 		return 0, 0, false
 	}
-	secs, _ := ArithNumber(r.Elems[0].Str)
-	micros, _ := ArithNumber(r.Elems[1].Str)
 	now = float64(secs-jan1st2017) + float64(micros/1000000)
-	r = c.Call(cmdGET, key)
+	r := getCall(c, cmdGET, key)
 	if raised(r, w, sha, getLine) {
 		return 0, 0, false
 	}
@@ -94,7 +92,7 @@ func redisRateTAT(c Caller, key []byte, w *resp.Writer, sha string, timeLine, ge
 // redisRateSet stores the new TAT for ceil(resetAfter) seconds; it writes
 // the error (at line) and returns false when SET fails.
 func redisRateSet(c Caller, key []byte, newTAT, resetAfter float64, w *resp.Writer, sha string, line int) bool {
-	return !raised(c.Call(cmdSET, key, c.Number(newTAT), argEX, c.Number(math.Ceil(resetAfter))), w, sha, line)
+	return !raised(setEXCall(c, key, newTAT, math.Ceil(resetAfter)), w, sha, line)
 }
 
 // redisRateReply writes {allowed, remaining, tostring(retryAfter) (or

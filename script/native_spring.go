@@ -50,7 +50,7 @@ func springRun(c Caller, keys, args [][]byte, w *resp.Writer) {
 	fillTime := capacity / rate
 	ttl := math.Floor(float64(fillTime * 2))
 
-	r := c.Call(cmdGET, keys[0])
+	r := getCall(c, cmdGET, keys[0])
 	if raised(r, w, springSHA, 14) {
 		return
 	}
@@ -60,7 +60,7 @@ func springRun(c Caller, keys, args [][]byte, w *resp.Writer) {
 			lastTokens = f
 		}
 	}
-	r = c.Call(cmdGET, keys[1])
+	r = getCall(c, cmdGET, keys[1])
 	if raised(r, w, springSHA, 15) {
 		return
 	}
@@ -79,10 +79,10 @@ func springRun(c Caller, keys, args [][]byte, w *resp.Writer) {
 	}
 	if ttl > 0 {
 		ttlArg := c.Number(ttl)
-		if raised(c.Call(cmdSETEX, keys[0], ttlArg, c.Number(newTokens)), w, springSHA, 23) {
+		if raised(setexCall(c, cmdSETEX, keys[0], ttlArg, c.Number(newTokens)), w, springSHA, 23) {
 			return
 		}
-		if raised(c.Call(cmdSETEX, keys[1], ttlArg, c.Number(now)), w, springSHA, 24) {
+		if raised(setexCall(c, cmdSETEX, keys[1], ttlArg, c.Number(now)), w, springSHA, 24) {
 			return
 		}
 	}

@@ -73,7 +73,7 @@ func TestAppendNumberIsG14(t *testing.T) {
 	r := rand.New(rand.NewSource(4))
 	for i := 0; i < 200000; i++ {
 		var f float64
-		switch i % 4 {
+		switch i % 5 {
 		case 0:
 			f = math.Float64frombits(r.Uint64())
 		case 1:
@@ -82,6 +82,11 @@ func TestAppendNumberIsG14(t *testing.T) {
 			f = float64(r.Int63n(1e17)) * math.Pow(10, float64(r.Intn(8)-4))
 		case 3:
 			f = math.Round(r.Float64()*1e6) / 1000
+		case 4: // whole numbers around AppendArg's integer form's bounds
+			f = float64(r.Int63n(1<<uint(r.Intn(54))) - 1<<52)
+			if r.Intn(3) == 0 {
+				f = math.Copysign(0, -1) * f
+			}
 		}
 		if math.IsNaN(f) || math.IsInf(f, 0) {
 			continue

@@ -24,7 +24,7 @@ var cmdSetexLower = []byte("setex")
 
 func throttledCASRun(c Caller, keys, args [][]byte, w *resp.Writer) {
 	const sha = "ebd682e30de074a6919bde872b507734c7c3ebe5"
-	r := c.Call(cmdGetLower, keys[0])
+	r := getCall(c, cmdGetLower, keys[0])
 	if raised(r, w, sha, 2) {
 		return
 	}
@@ -36,7 +36,7 @@ func throttledCASRun(c Caller, keys, args [][]byte, w *resp.Writer) {
 		w.Int(0)
 		return
 	}
-	if raised(c.Call(cmdSetexLower, keys[0], args[2], args[1]), w, sha, 9) {
+	if raised(setexCall(c, cmdSetexLower, keys[0], args[2], args[1]), w, sha, 9) {
 		return
 	}
 	w.Int(1)

@@ -59,7 +59,7 @@ func ululeIncrRun(c Caller, keys, args [][]byte, w *resp.Writer) {
 		w.Int(ToInt(ttl))
 		return
 	}
-	r = c.Call(cmdPttlLower, keys[0])
+	r = pttlCall(c, cmdPttlLower, keys[0])
 	if raised(r, w, sha, 12) {
 		return
 	}
@@ -70,7 +70,7 @@ func ululeIncrRun(c Caller, keys, args [][]byte, w *resp.Writer) {
 
 func ululePeekRun(c Caller, keys, _ [][]byte, w *resp.Writer) {
 	const sha = "566f5c6a17e5fddb9a10bf389f754edd0d899c61"
-	r := c.Call(cmdGetLower, keys[0])
+	r := getCall(c, cmdGetLower, keys[0])
 	if raised(r, w, sha, 3) {
 		return
 	}
@@ -81,7 +81,7 @@ func ululePeekRun(c Caller, keys, _ [][]byte, w *resp.Writer) {
 		return
 	}
 	v, isNumber := ParseNumber(r.Str) // before the next call reuses the reply
-	r = c.Call(cmdPttlLower, keys[0])
+	r = pttlCall(c, cmdPttlLower, keys[0])
 	if raised(r, w, sha, 7) {
 		return
 	}

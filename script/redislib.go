@@ -165,6 +165,8 @@ func appendArg(dst []byte, f float64) []byte {
 		return append(dst, "-inf"...)
 	case math.IsNaN(f):
 		return append(dst, "nan"...)
+	case f == math.Trunc(f) && math.Abs(f) < 1e15 && (f != 0 || !math.Signbit(f)):
+		return strconv.AppendInt(dst, int64(f), 10) // what %.17g prints for these
 	}
 	return strconv.AppendFloat(dst, f, 'g', 17, 64)
 }

@@ -89,7 +89,8 @@ func cmdEval(x *Ctx) {
 	if ex.kind == execCommand && nat == nil {
 		x.c.acquireScriptLock()
 	}
-	if bySHA && !sc.engine.Exists(sha) { // Redis looks the script up before numkeys
+	// Redis looks the script up before numkeys (a native's, without a lock).
+	if bySHA && !(nat != nil && sc.engine.NativeCached(nat)) && !sc.engine.Exists(sha) {
 		x.w.Error(script.ErrNoScript)
 		return
 	}

@@ -41,19 +41,19 @@ var nativeCases = map[string]nativeCase{
 			cost := num("1", "0", "2", "0.5", "100", "-1")
 			return []string{key}, []string{rate, burst, now, cost}
 		},
-		inspect: []string{"HGETALL %s", "PTTL %s", "TYPE %s"},
+		inspect: []string{"HGETALL %s", "PTTL %s", "TYPE %s", "OBJECT ENCODING %s"},
 	},
 	"redis_rate.allowN": {
 		file:    "scripts/redis_rate-allowN.lua",
 		gen:     redisRateGen,
 		perturb: redisRatePerturb,
-		inspect: []string{"GET %s", "PTTL %s", "TYPE %s"},
+		inspect: []string{"GET %s", "PTTL %s", "TYPE %s", "OBJECT ENCODING %s"},
 	},
 	"redis_rate.allowAtMost": {
 		file:    "scripts/redis_rate-allowAtMost.lua",
 		gen:     redisRateGen,
 		perturb: redisRatePerturb,
-		inspect: []string{"GET %s", "PTTL %s", "TYPE %s"},
+		inspect: []string{"GET %s", "PTTL %s", "TYPE %s", "OBJECT ENCODING %s"},
 	},
 	"rate-limit-redis.increment": {
 		file: "scripts/rate-limit-redis-increment.lua",
@@ -65,7 +65,7 @@ var nativeCases = map[string]nativeCase{
 			return []string{key}, args
 		},
 		perturb: counterPerturb,
-		inspect: []string{"GET %s", "PTTL %s", "TYPE %s"},
+		inspect: []string{"GET %s", "PTTL %s", "TYPE %s", "OBJECT ENCODING %s"},
 	},
 	"spring-cloud-gateway.request_rate_limiter": {
 		file: "scripts/spring-cloud-gateway-request_rate_limiter.lua",
@@ -90,7 +90,7 @@ var nativeCases = map[string]nativeCase{
 			return keys, args
 		},
 		perturb: counterPerturb,
-		inspect: []string{"GET %s", "PTTL %s", "TYPE %s"},
+		inspect: []string{"GET %s", "PTTL %s", "TYPE %s", "OBJECT ENCODING %s"},
 	},
 	"rate-limit-redis.get": {
 		file: "scripts/rate-limit-redis-get.lua",
@@ -102,7 +102,7 @@ var nativeCases = map[string]nativeCase{
 		},
 		perturb:     counterPerturb,
 		perturbOdds: 3,
-		inspect:     []string{"GET %s", "PTTL %s", "TYPE %s"},
+		inspect:     []string{"GET %s", "PTTL %s", "TYPE %s", "OBJECT ENCODING %s"},
 	},
 	"rate-limiter-flexible.incrTtl": {
 		file: "scripts/rate-limiter-flexible-incrTtl.lua",
@@ -116,7 +116,7 @@ var nativeCases = map[string]nativeCase{
 			return []string{key}, args
 		},
 		perturb: counterPerturb,
-		inspect: []string{"GET %s", "PTTL %s", "TYPE %s"},
+		inspect: []string{"GET %s", "PTTL %s", "TYPE %s", "OBJECT ENCODING %s"},
 	},
 	"ulule-limiter.incr": {
 		file: "scripts/ulule-limiter-incr.lua",
@@ -130,7 +130,7 @@ var nativeCases = map[string]nativeCase{
 			return []string{key}, args
 		},
 		perturb: counterPerturb,
-		inspect: []string{"GET %s", "PTTL %s", "TYPE %s"},
+		inspect: []string{"GET %s", "PTTL %s", "TYPE %s", "OBJECT ENCODING %s"},
 	},
 	"ulule-limiter.peek": {
 		file: "scripts/ulule-limiter-peek.lua",
@@ -139,7 +139,7 @@ var nativeCases = map[string]nativeCase{
 		},
 		perturb:     counterPerturb,
 		perturbOdds: 3,
-		inspect:     []string{"GET %s", "PTTL %s", "TYPE %s"},
+		inspect:     []string{"GET %s", "PTTL %s", "TYPE %s", "OBJECT ENCODING %s"},
 	},
 	"python-limits.incr_expire": {
 		file: "scripts/python-limits-incr_expire.lua",
@@ -153,7 +153,7 @@ var nativeCases = map[string]nativeCase{
 			return []string{key}, args
 		},
 		perturb: counterPerturb,
-		inspect: []string{"GET %s", "PTTL %s", "TYPE %s"},
+		inspect: []string{"GET %s", "PTTL %s", "TYPE %s", "OBJECT ENCODING %s"},
 	},
 	"python-limits.moving_window": {
 		file: "scripts/python-limits-moving_window.lua",
@@ -170,7 +170,7 @@ var nativeCases = map[string]nativeCase{
 		},
 		perturb:     windowPerturb,
 		perturbOdds: 2,
-		inspect:     []string{"LRANGE %s 0 -1", "PTTL %s", "TYPE %s"},
+		inspect:     []string{"LRANGE %s 0 -1", "PTTL %s", "TYPE %s", "OBJECT ENCODING %s"},
 	},
 	"python-limits.acquire_moving_window": {
 		file: "scripts/python-limits-acquire_moving_window.lua",
@@ -192,7 +192,7 @@ var nativeCases = map[string]nativeCase{
 			return []string{key}, args
 		},
 		perturb: windowPerturb,
-		inspect: []string{"LRANGE %s 0 -1", "PTTL %s", "TYPE %s"},
+		inspect: []string{"LRANGE %s 0 -1", "PTTL %s", "TYPE %s", "OBJECT ENCODING %s"},
 	},
 	"throttled.cas": {
 		file: "scripts/throttled-goredisstore-cas.lua",
@@ -216,7 +216,7 @@ var nativeCases = map[string]nativeCase{
 				"EX", strconv.Itoa(1 + r.Intn(10))}
 		},
 		perturbOdds: 5,
-		inspect:     []string{"GET %s", "PTTL %s", "TYPE %s"},
+		inspect:     []string{"GET %s", "PTTL %s", "TYPE %s", "OBJECT ENCODING %s"},
 	},
 }
 
@@ -330,12 +330,15 @@ func TestNativeCasesComplete(t *testing.T) {
 }
 
 // TestNativeScriptsMatchLua runs every native script and its Lua text side
-// by side, on two servers with the same clock, over random calls (mostly
-// on a few keys, so calls follow each other on one key; some on keys of
-// each wrong type; state perturbed now and then), and requires the same
-// replies, the same state after a call now and then, at the end and after
-// the native server restarted from its append-only log, and that most
-// calls ran natively. With -v it logs the kinds of replies seen.
+// by side, on servers with the same clock, over random calls (mostly on a
+// few keys, so calls follow each other on one key; some on keys of each
+// wrong type; state perturbed now and then), and requires the same
+// replies, the same state after a call now and then (value, TTL, type,
+// encoding), at the end and after the native server restarted from its
+// append-only log, the same effects for the log from every call (a third
+// server, native too, and the Lua one write theirs to an effectTap), the
+// same command and error statistics, and that most calls ran natively.
+// With -v it logs the kinds of replies seen.
 func TestNativeScriptsMatchLua(t *testing.T) {
 	for _, n := range script.Natives() {
 		c := nativeCases[n.Name]
@@ -344,18 +347,46 @@ func TestNativeScriptsMatchLua(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			_, luaAddr, luaClk := newTestServer(t, func(cfg *Config) { cfg.NativeScripts = false })
+			luaTap, natTap := &effectTap{}, &effectTap{}
+			_, luaAddr, luaClk := newTestServer(t, func(cfg *Config) {
+				cfg.NativeScripts = false
+				cfg.Durability = luaTap
+			})
+			tapSrv, tapAddr, tapClk := newTestServer(t, func(cfg *Config) { cfg.Durability = natTap })
 			natSrv := newRestartable(t, func(cfg *Config) { // its log replays what natives did
 				cfg.Persist.AppendOnly = true
 				cfg.Persist.Save = nil
 			})
 			natClk := natSrv.clk
-			lua, nat := dialRaw(t, luaAddr), natSrv.rc
+			lua, nat, tapped := dialRaw(t, luaAddr), natSrv.rc, dialRaw(t, tapAddr)
+			compared := 0 // effect units compared so far
+			sameEffects := func(what string, cmd []string) {
+				t.Helper()
+				luaTap.mu.Lock()
+				natTap.mu.Lock()
+				want, got := luaTap.units[compared:], natTap.units[compared:]
+				compared = len(luaTap.units)
+				luaTap.mu.Unlock()
+				natTap.mu.Unlock()
+				if len(want) != len(got) {
+					t.Fatalf("%s %q: %d units of effects from lua, %d from the native", what, cmd, len(want), len(got))
+				}
+				for i := range want {
+					if string(want[i]) != string(got[i]) {
+						t.Fatalf("%s %q: effects\n lua    %q\n native %q", what, cmd, want[i], got[i])
+					}
+				}
+			}
 			both := func(what string, cmd ...string) {
 				t.Helper()
-				if want, got := lua.do(cmd...), nat.do(cmd...); want != got {
+				want := lua.do(cmd...)
+				if got := nat.do(cmd...); want != got {
 					t.Fatalf("%s %q:\n lua    %q\n native %q", what, cmd, want, got)
 				}
+				if got := tapped.do(cmd...); want != got {
+					t.Fatalf("%s %q:\n lua    %q\n native (tapped) %q", what, cmd, want, got)
+				}
+				sameEffects(what, cmd)
 			}
 			both("loading", "SCRIPT", "LOAD", string(body))
 			both("setup", "SET", "wrongtype", "x") // keys of each type
@@ -384,13 +415,14 @@ func TestNativeScriptsMatchLua(t *testing.T) {
 				if r.Intn(10) == 0 { // as throttled and node-redis send it
 					cmd[0], cmd[1] = "EVAL", string(body)
 				}
-				want, got := lua.do(cmd...), nat.do(cmd...)
-				if want != got {
-					if cmd[0] == "EVAL" {
-						cmd[1] = n.SHA + " (its text)"
-					}
-					t.Fatalf("call %d %q:\n lua    %q\n native %q", i, cmd, want, got)
+				want, got, gotTapped := lua.do(cmd...), nat.do(cmd...), tapped.do(cmd...)
+				if cmd[0] == "EVAL" {
+					cmd[1] = n.SHA + " (its text)"
 				}
+				if want != got || want != gotTapped {
+					t.Fatalf("call %d %q:\n lua    %q\n native %q\n native (tapped) %q", i, cmd, want, got, gotTapped)
+				}
+				sameEffects("call "+strconv.Itoa(i), cmd)
 				kinds[replyKind(want)]++
 				if r.Intn(5) == 0 {
 					inspect(key)
@@ -405,14 +437,20 @@ func TestNativeScriptsMatchLua(t *testing.T) {
 					}
 					luaClk.Advance(d)
 					natClk.Advance(d)
+					tapClk.Advance(d)
 				}
 			}
 			for _, k := range keys {
 				inspect(k)
 			}
+			for _, section := range []string{"commandstats", "errorstats"} {
+				if want, got := callStats(lua.do("INFO", section)), callStats(tapped.do("INFO", section)); want != got {
+					t.Fatalf("INFO %s:\n lua    %q\n native %q", section, want, got)
+				}
+			}
 			t.Logf("replies: %v", kinds)
-			if runs := natSrv.srv.nativeRunCount(); runs < calls/3 {
-				t.Fatalf("only %d of %d calls ran natively", runs, calls)
+			if runs := natSrv.srv.nativeRunCount(); runs < calls/3 || tapSrv.nativeRunCount() != runs {
+				t.Fatalf("%d and %d of %d calls ran natively", runs, tapSrv.nativeRunCount(), calls)
 			}
 			natSrv.restart() // from the append-only log alone: the natives' effects as logged
 			nat = natSrv.rc
@@ -421,6 +459,22 @@ func TestNativeScriptsMatchLua(t *testing.T) {
 			}
 		})
 	}
+}
+
+// callStats is an INFO section without its times (usec=, usec_per_call=),
+// which differ from run to run.
+func callStats(info string) string {
+	var b strings.Builder
+	for _, line := range strings.Split(info, "\r\n") {
+		var fields []string
+		for _, f := range strings.Split(line, ",") {
+			if name, _, _ := strings.Cut(f, "="); name != "usec" && name != "usec_per_call" {
+				fields = append(fields, f)
+			}
+		}
+		b.WriteString(strings.Join(fields, ",") + "\n")
+	}
+	return b.String()
 }
 
 // replyKind sums a reply up for the log: an error's first words, an
@@ -470,23 +524,35 @@ func splitFormat(tmpl, key string) []string {
 // TestNativeRefusalsMatchLua: what refuses a script's commands refuses a
 // native's alike, with the same replies: a write while the append-only
 // file cannot be written (MISCONF), a key added to a full shard (OOM),
-// and EVALSHA_RO (the Lua text runs and refuses the writes).
+// and EVALSHA_RO (the Lua text runs and refuses the writes). The states
+// in which a native's direct calls (script.Keyspace) go through Call
+// instead give the same replies too: a user with key patterns, client
+// tracking, a MONITOR.
 func TestNativeRefusalsMatchLua(t *testing.T) {
 	conditions := []struct {
 		name  string
 		cfg   func(*Config)
-		setup func(*Server, *rawConn)
+		setup func(*testing.T, *Server, *rawConn)
 		cmd   string
 	}{
-		{"aof-error", nil, func(s *Server, _ *rawConn) {
+		{"aof-error", nil, func(_ *testing.T, s *Server, _ *rawConn) {
 			msg := "disk full"
 			s.persist.aofWriteErr.Store(&msg)
 		}, "EVALSHA"},
-		{"full-shard", func(c *Config) { c.Shards = 1; c.maxKeysPerShard = 2 }, func(_ *Server, rc *rawConn) {
+		{"full-shard", func(c *Config) { c.Shards = 1; c.maxKeysPerShard = 2 }, func(_ *testing.T, _ *Server, rc *rawConn) {
 			rc.do("SET", "k0", "1")
 			rc.do("SET", "other", "1")
 		}, "EVALSHA"},
 		{"read-only", nil, nil, "EVALSHA_RO"},
+		{"restricted-user", nil, func(_ *testing.T, _ *Server, rc *rawConn) {
+			rc.do("ACL", "SETUSER", "u", "on", ">p", "~k*", "+@all")
+			rc.do("AUTH", "u", "p")
+		}, "EVALSHA"},
+		{"tracking", nil, func(_ *testing.T, _ *Server, rc *rawConn) { rc.do("CLIENT", "TRACKING", "on") }, "EVALSHA"},
+		{"monitor", nil, func(t *testing.T, s *Server, _ *rawConn) {
+			mon := dialRaw(t, s.Addr().String())
+			mon.do("MONITOR")
+		}, "EVALSHA"},
 	}
 	for _, n := range script.Natives() {
 		c := nativeCases[n.Name]
@@ -507,7 +573,7 @@ func TestNativeRefusalsMatchLua(t *testing.T) {
 					rc := dialRaw(t, addr)
 					rc.do("SCRIPT", "LOAD", string(body))
 					if cond.setup != nil {
-						cond.setup(s, rc)
+						cond.setup(t, s, rc)
 					}
 					conns = append(conns, rc)
 				}

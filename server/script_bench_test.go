@@ -3,6 +3,7 @@ package server
 import (
 	"os"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/turnstile/turnstile/script"
@@ -85,20 +86,22 @@ func BenchmarkRedisRateAllowN(b *testing.B) {
 func BenchmarkNativeScripts(b *testing.B) {
 	calls := map[string]struct {
 		setup []string // run on each key first, "%s" for the key
+		more  []string // KEYS after the key, "%s" for the key
 		args  []string
 	}{
-		"seed.token_bucket":                   {args: []string{"10", "20", "1000", "1"}},
-		"redis_rate.allowN":                   {args: []string{"100", "100", "1", "1"}},
-		"redis_rate.allowAtMost":              {args: []string{"100", "100", "1", "5"}},
-		"rate-limit-redis.increment":          {args: []string{"60000"}},
-		"rate-limit-redis.get":                {setup: []string{"SET %s 3 PX 60000"}},
-		"rate-limiter-flexible.incrTtl":       {args: []string{"1", "60"}},
-		"ulule-limiter.incr":                  {args: []string{"1", "60000"}},
-		"ulule-limiter.peek":                  {setup: []string{"SET %s 3 PX 60000"}},
-		"python-limits.incr_expire":           {args: []string{"60", "1"}},
-		"python-limits.moving_window":         {setup: []string{"LPUSH %s 1700000001 1700000002"}, args: []string{"1700000000", "10"}},
-		"python-limits.acquire_moving_window": {args: []string{"1700000100.5", "10", "60", "1"}},
-		"throttled.cas":                       {setup: []string{"SET %s 1700000000000000000"}, args: []string{"1700000000000000000", "1700000000000000000", "60"}},
+		"seed.token_bucket":                         {args: []string{"10", "20", "1000", "1"}},
+		"redis_rate.allowN":                         {args: []string{"100", "100", "1", "1"}},
+		"redis_rate.allowAtMost":                    {args: []string{"100", "100", "1", "5"}},
+		"rate-limit-redis.increment":                {args: []string{"60000"}},
+		"rate-limit-redis.get":                      {setup: []string{"SET %s 3 PX 60000"}},
+		"rate-limiter-flexible.incrTtl":             {args: []string{"1", "60"}},
+		"ulule-limiter.incr":                        {args: []string{"1", "60000"}},
+		"ulule-limiter.peek":                        {setup: []string{"SET %s 3 PX 60000"}},
+		"python-limits.incr_expire":                 {args: []string{"60", "1"}},
+		"python-limits.moving_window":               {setup: []string{"LPUSH %s 1700000001 1700000002"}, args: []string{"1700000000", "10"}},
+		"python-limits.acquire_moving_window":       {args: []string{"1700000100.5", "10", "60", "1"}},
+		"throttled.cas":                             {setup: []string{"SET %s 1700000000000000000"}, args: []string{"1700000000000000000", "1700000000000000000", "60"}},
+		"spring-cloud-gateway.request_rate_limiter": {more: []string{"%s.timestamp"}, args: []string{"10", "20", "1700000000", "1"}},
 	}
 	for _, n := range script.Natives() {
 		call, ok := calls[n.Name]
@@ -107,7 +110,7 @@ func BenchmarkNativeScripts(b *testing.B) {
 		}
 		for _, native := range []bool{true, false} {
 			b.Run(n.Name+"/"+map[bool]string{true: "native", false: "lua"}[native], func(b *testing.B) {
-				benchScriptSetup(b, "../libtest/testdata/"+nativeCases[n.Name].file, native, call.setup, call.args...)
+				benchScriptSetup(b, "../libtest/testdata/"+nativeCases[n.Name].file, native, call.setup, call.more, call.args...)
 			})
 		}
 	}
@@ -115,12 +118,13 @@ func BenchmarkNativeScripts(b *testing.B) {
 
 // benchScript runs EVALSHA of the script in file on 1024 keys with args.
 func benchScript(b *testing.B, file string, native bool, args ...string) {
-	benchScriptSetup(b, file, native, nil, args...)
+	benchScriptSetup(b, file, native, nil, nil, args...)
 }
 
 // benchScriptSetup is benchScript after the setup commands ran on each
-// key ("%s" for the key).
-func benchScriptSetup(b *testing.B, file string, native bool, setup []string, args ...string) {
+// key ("%s" for the key), with the keys more (made from the key alike)
+// after it.
+func benchScriptSetup(b *testing.B, file string, native bool, setup, more []string, args ...string) {
 	body, err := os.ReadFile(file)
 	if err != nil {
 		b.Fatal(err)
@@ -135,7 +139,11 @@ func benchScriptSetup(b *testing.B, file string, native bool, setup []string, ar
 		for _, cmd := range setup {
 			feed(b, s, c, []byte(encodeCommand(splitFormat(cmd, key)...)))
 		}
-		cmd := append([]string{"EVALSHA", sha, "1", key}, args...)
+		cmd := []string{"EVALSHA", sha, strconv.Itoa(1 + len(more)), key}
+		for _, k := range more {
+			cmd = append(cmd, strings.ReplaceAll(k, "%s", key))
+		}
+		cmd = append(cmd, args...)
 		reqs[i] = []byte(encodeCommand(cmd...))
 	}
 	for _, r := range reqs {

@@ -47,7 +47,7 @@ type scripting struct {
 	luaRuns  atomic.Int64
 	// nativeRuns counts the runs of each native, by script.Natives order.
 	nativeRuns []atomic.Int64
-	nativeIdx  map[*script.Native]int
+	rows       nativeRows // the rows of the natives' direct calls
 }
 
 // native returns the native implementation of the script with this
@@ -64,16 +64,18 @@ func (sc *scripting) native(sha []byte) *script.Native {
 func (s *Server) runNative(x *Ctx, nat *script.Native, keys, args [][]byte) {
 	c := x.c
 	if c.native == nil {
-		c.native = &nativeHost{s: s, c: c, cmds: make(map[string]*Command)}
+		c.native = &nativeHost{s: s, c: c, cmds: make(map[string]*Command), rows: s.scripts.rows}
 	}
 	h := c.native
 	h.newRun(x.ex)
 	nat.Run(h, keys, args, x.w)
-	s.scripts.nativeRuns[s.scripts.nativeIdx[nat]].Add(1)
+	s.scripts.nativeRuns[nat.Index()].Add(1)
 }
 
 // nativeHost is script.Caller for natives: each command runs in the
-// script's execution as the calling client, its reply parsed.
+// script's execution as the calling client, its reply parsed. It is also
+// script.Keyspace (native_keyspace.go): TIME, GET, PTTL, SET ... EX and
+// SETEX run directly on the execution's Ctx.
 type nativeHost struct {
 	s     *Server
 	c     *client
@@ -86,6 +88,9 @@ type nativeHost struct {
 	// grows by new chunks and is reused by the next unit (newRun).
 	arena []byte
 	more  lockSet // the shards of one call's keys (reused), for noRoom
+	rows  nativeRows
+	args  [5][]byte // a direct call's command line, for its Ctx and checks
+	num   []byte    // a direct GET's integer value, formatted
 }
 
 // newRun prepares the host for a native run in execution ex.
@@ -168,12 +173,8 @@ func (s *Server) initScripting() {
 	sc.noNative.Store(!s.cfg.NativeScripts)
 	sc.host = scriptHost{s: s, fake: &client{s: s, id: -1, fd: -1, sockFD: -1, authed: true, addr: "lua"},
 		cmds: make(map[string]*Command)}
-	natives := script.Natives()
-	sc.nativeRuns = make([]atomic.Int64, len(natives))
-	sc.nativeIdx = make(map[*script.Native]int, len(natives))
-	for i, n := range natives {
-		sc.nativeIdx[n] = i
-	}
+	sc.nativeRuns = make([]atomic.Int64, len(script.Natives()))
+	sc.rows = newNativeRows(s.table)
 	sc.host.fake.proto.Store(2)
 }
 
