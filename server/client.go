@@ -78,6 +78,13 @@ type client struct {
 	lastName   []byte
 	lastLookup *Command
 
+	// ahead holds the arguments and keys of a pipelined request whose
+	// command derives its keys (RL.CHECK), for prefetchDerived; reused.
+	ahead struct {
+		args, keys [][]byte
+		buf        []byte
+	}
+
 	logUpto int64 // durability position the pending replies depend on
 	logDone int64 // durability position already known to be durable
 	// The pending replies from offset logFrom of c.w on (-1: none) are the
@@ -395,12 +402,12 @@ func (c *client) prefetchAhead() {
 		c.rd.SetAheadHint(j, h)
 		return h, true
 	}
-	if n == 3 {
+	if n == 3 && !c.prefetchDerived(2, false) {
 		if h, ok := hashOf(2); ok {
 			db.PrefetchSlot(h)
 		}
 	}
-	if n >= 2 {
+	if n >= 2 && !c.prefetchDerived(1, true) {
 		if h, ok := hashOf(1); ok {
 			stage := stageRecord
 			if db.PrefetchRecord(h) {
@@ -410,7 +417,7 @@ func (c *client) prefetchAhead() {
 		}
 	}
 	switch c.rd.AheadStage(0) {
-	case stageRecord:
+	case stageRecord, stageDerived:
 	case stageObject:
 		h, _ := c.rd.AheadHint(0)
 		db.PrefetchValue(h)
@@ -436,9 +443,49 @@ func (c *client) aheadKeyArg(j int) int {
 
 // Stages of a request's prefetching (resp.Reader.SetAheadStage).
 const (
-	stageRecord uint8 = 1 // its record is on its way
-	stageObject uint8 = 2 // likewise, and it is a collection: its data next
+	stageRecord  uint8 = 1 // its record is on its way
+	stageObject  uint8 = 2 // likewise, and it is a collection: its data next
+	stageDerived uint8 = 3 // the records of the keys its command derives are on their way
 )
+
+// prefetchDerived warms the keys of request j of the lookahead when its
+// command derives them from its arguments (Command.DeriveKeys: RL.CHECK's
+// rl:{value}:rule keys, which are not among the arguments the generic
+// stages look at): their slots, or their records when record is set. It
+// reports whether the request is such a command. The common path costs one
+// byte compare: only names starting with 'r' are looked up.
+func (c *client) prefetchDerived(j int, record bool) bool {
+	name := c.rd.AheadArg(j, 0)
+	if len(name) == 0 || name[0]|0x20 != 'r' {
+		return false
+	}
+	cmd := c.lookupCommand(name)
+	if cmd == nil || cmd.DeriveKeys == nil {
+		return false
+	}
+	a := &c.ahead
+	a.args = a.args[:0]
+	for i := 0; ; i++ {
+		arg := c.rd.AheadArg(j, i)
+		if arg == nil {
+			break
+		}
+		a.args = append(a.args, arg)
+	}
+	a.buf, a.keys = cmd.DeriveKeys(a.args, a.buf[:0], a.keys[:0])
+	db := c.s.dbs[c.db]
+	for _, k := range a.keys {
+		if h := db.Hash(k); record {
+			db.PrefetchRecord(h)
+		} else {
+			db.PrefetchSlot(h)
+		}
+	}
+	if record {
+		c.rd.SetAheadStage(j, stageDerived)
+	}
+	return true
+}
 
 // waitFor makes the pending replies wait for durability position pos.
 func (c *client) waitFor(pos int64) {

@@ -255,3 +255,38 @@ func TestRLCheckManyRules(t *testing.T) {
 		}
 	}
 }
+
+// TestRLCheckPipelined: RL.CHECK requests sent in one pipeline, malformed
+// ones among them (the prefetcher derives the keys of requests ahead,
+// client.go prefetchDerived), get the same replies as sent one by one.
+func TestRLCheckPipelined(t *testing.T) {
+	reqs := [][]string{
+		{"RL.CHECK", "user", "a", "login-ip", "a"},
+		{"RL.CHECK", "user"},
+		{"RL.CHECK", "user", "a", "user"},
+		{"RL.CHECK", "COST", "0", "user", "a"},
+		{"RL.CHECK", "COST", "2", "user", "b", "login-ip", "b"},
+		{"RL.CHECK", "nope", "a"},
+		{"RL.CHECK", "user", "", "login-ip", ""},
+		{"RL.LIMIT", "k", "GCRA", "5", "1s"},
+		{"RL.CHECK", "user", "a", "login-ip", "a", "strict", "a"},
+		{"RL.CHECK", "user", "a"},
+		{"RL.CHECK", "user", "a"},
+	}
+	one, _, _ := newPolicyServer(t)
+	var want []string
+	for _, r := range reqs {
+		want = append(want, one.do(r...))
+	}
+	many, _, _ := newPolicyServer(t)
+	var batch strings.Builder
+	for _, r := range reqs {
+		batch.WriteString(encodeCommand(r...))
+	}
+	many.send(batch.String())
+	for i, r := range reqs {
+		if got := many.readReply(); got != want[i] {
+			t.Fatalf("%v pipelined: %q, one by one: %q", r, got, want[i])
+		}
+	}
+}
