@@ -225,17 +225,7 @@ func TestRLCheckPathAllocs(t *testing.T) {
 		k := "user:" + strconv.Itoa(i)
 		reqs[i] = []byte(encodeCommand("RL.CHECK", "ip", k, "user", k, "tenant", k))
 	}
-	for _, r := range reqs { // create the keys and warm the buffers
-		feed(t, s, c, r)
-	}
-	i := 0
-	allocs := testing.AllocsPerRun(1000, func() {
-		feed(t, s, c, reqs[i%nkeys])
-		i++
-	})
-	if allocs != 0 {
-		t.Fatalf("RL.CHECK path: %.2f allocations per request, want 0", allocs)
-	}
+	expectNoAllocs(t, s, c, "RL.CHECK", reqs)
 }
 
 // TestRLCheckManyRules: a check of more rule-value pairs than the
