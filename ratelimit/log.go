@@ -92,9 +92,18 @@ func AppendLog(dst []byte, st LogState) []byte {
 // backing array (pass buf[:0] to reuse it). It checks that instants are
 // ascending and non-negative and costs positive.
 func DecodeLog(b []byte, buf []Entry) (LogState, error) {
+	st, rest, err := decodeLog(b, buf)
+	if err == nil && len(rest) != 0 {
+		return LogState{}, ErrCorrupt
+	}
+	return st, err
+}
+
+// decodeLog is DecodeLog that returns the bytes after the entries.
+func decodeLog(b []byte, buf []Entry) (LogState, []byte, error) {
 	n, k := binary.Uvarint(b)
 	if k <= 0 || n > uint64(len(b)) { // every entry takes at least 2 bytes
-		return LogState{}, ErrCorrupt
+		return LogState{}, nil, ErrCorrupt
 	}
 	b = b[k:]
 	out := buf[:0]
@@ -102,22 +111,19 @@ func DecodeLog(b []byte, buf []Entry) (LogState, error) {
 	for range n {
 		d, k1 := binary.Uvarint(b)
 		if k1 <= 0 {
-			return LogState{}, ErrCorrupt
+			return LogState{}, nil, ErrCorrupt
 		}
 		c, k2 := binary.Uvarint(b[k1:])
 		if k2 <= 0 {
-			return LogState{}, ErrCorrupt
+			return LogState{}, nil, ErrCorrupt
 		}
 		b = b[k1+k2:]
 		at := prev + int64(d)
 		if d > 1<<62 || at < prev || c == 0 || c > uint64(MaxLimit) {
-			return LogState{}, ErrCorrupt
+			return LogState{}, nil, ErrCorrupt
 		}
 		out = append(out, Entry{At: at, Cost: int64(c)})
 		prev = at
 	}
-	if len(b) != 0 {
-		return LogState{}, ErrCorrupt
-	}
-	return LogState{Entries: out}, nil
+	return LogState{Entries: out}, b, nil
 }

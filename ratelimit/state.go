@@ -104,11 +104,17 @@ const magic = "\x00RL\x01"
 // version this build reads).
 func IsState(b []byte) bool { return len(b) > len(magic) && string(b[:len(magic)]) == magic }
 
+// logPad is the multiple of bytes a LOG state's encoding is padded to
+// (with zeros after the log; states written unpadded, by earlier builds,
+// still decode).
+const logPad = 32
+
 // AppendState appends st's encoding to dst: magic, the algorithm, the
 // rule (limit, period in ms, burst) and the algorithm's fields, all
-// unsigned varints. Periods are whole milliseconds (see MinPeriod; ParsePeriod
+// unsigned varints (a LOG state then zeros, see logPad). Periods are whole milliseconds (see MinPeriod; ParsePeriod
 // only makes such).
 func AppendState(dst []byte, st State) []byte {
+	start := len(dst)
 	dst = append(dst, magic...)
 	dst = append(dst, byte(st.Algo))
 	dst = binary.AppendUvarint(dst, uint64(st.Rule.Limit))
@@ -127,6 +133,12 @@ func AppendState(dst []byte, st State) []byte {
 		dst = binary.AppendUvarint(dst, uint64(st.Sliding.Prev))
 	case AlgoLog:
 		dst = AppendLog(dst, st.Log)
+		// Zeros up to a multiple of logPad bytes: a log's length changes
+		// with nearly every request, and a state of unchanged length is
+		// rewritten in place in the keyspace (no new record, no garbage).
+		for (len(dst)-start)%logPad != 0 {
+			dst = append(dst, 0)
+		}
 	case AlgoQueue:
 		dst = binary.AppendUvarint(dst, uint64(st.Queue.Free))
 	case AlgoLease:
@@ -182,8 +194,17 @@ func DecodeState(b []byte, entries []Entry) (State, error) {
 	case AlgoSliding:
 		st.Sliding = SlidingState{Window: r.next(), Cur: r.next(), Prev: r.next()}
 	case AlgoLog:
-		if st.Log, err = DecodeLog(r.b, entries); err != nil {
+		var pad []byte
+		if st.Log, pad, err = decodeLog(r.b, entries); err != nil {
 			return State{}, err
+		}
+		if len(pad) != 0 && (len(pad) >= logPad || len(b)%logPad != 0) {
+			return State{}, ErrCorrupt // not the padding AppendState writes
+		}
+		for _, z := range pad {
+			if z != 0 {
+				return State{}, ErrCorrupt
+			}
 		}
 		r.b = nil
 	case AlgoQueue:
