@@ -227,19 +227,22 @@ func rlRuleOf(r *policy.Rule) (ratelimit.Algo, ratelimit.Rule) {
 // to the leader.
 
 func cmdRLPolicyLoad(x *Ctx) {
-	x.changeRules(x.s.rl.load)
+	if x.changeRules(x.s.rl.load) {
+		x.w.OK()
+	}
 }
 
-// changeRules applies fn to the rules in force, records the new set and
-// replies OK, or the error.
-func (x *Ctx) changeRules(fn func(*policy.Set) (*policy.Set, error)) {
+// changeRules applies fn to the rules in force and records the new set
+// (an effect of persistence.MetaDB, which the execution holds every shard
+// lock for); on error it replies the error and returns false.
+func (x *Ctx) changeRules(fn func(*policy.Set) (*policy.Set, error)) bool {
 	set, err := x.s.rl.change(fn)
 	if err != nil {
 		x.w.Error("ERR " + err.Error())
-		return
+		return false
 	}
-	x.recordMeta(rlPoliciesMeta, set.Encode())
-	x.w.OK()
+	x.record(metaEffect(rlPoliciesMeta, set.Encode()))
+	return true
 }
 
 // cmdRLPolicySave implements RL.POLICY SAVE: the rules in force, run-time
@@ -283,7 +286,9 @@ func cmdRLPolicySet(x *Ctx) {
 		x.w.Error("ERR " + err.Error())
 		return
 	}
-	x.changeRules(func(s *policy.Set) (*policy.Set, error) { return s.With(r), nil })
+	if x.changeRules(func(s *policy.Set) (*policy.Set, error) { return s.With(r), nil }) {
+		x.w.OK()
+	}
 }
 
 func cmdRLPolicyDel(x *Ctx) {
@@ -292,9 +297,9 @@ func cmdRLPolicyDel(x *Ctx) {
 		x.w.Int(0)
 		return
 	}
-	x.s.rl.change(func(*policy.Set) (*policy.Set, error) { return set, nil })
-	x.recordMeta(rlPoliciesMeta, set.Encode())
-	x.w.Int(1)
+	if x.changeRules(func(*policy.Set) (*policy.Set, error) { return set, nil }) {
+		x.w.Int(1)
+	}
 }
 
 // cmdRLPolicyGet implements RL.POLICY GET id: the rule and its counters

@@ -199,7 +199,7 @@ func (x *Ctx) dbSize() int64 {
 func (x *Ctx) record(e persistence.Effect) {
 	x.s.dirty.Add(1)
 	x.ex.wrote = true
-	if x.s.hooks.Load() != 0 { // a client tracks or is blocked: note the change
+	if x.s.hooks.Load() != 0 && e.DB != persistence.MetaDB { // a client tracks or is blocked: note the change (of a key, not of the server's state)
 		x.noteChange(e.Op, e.DB, e.Key)
 	}
 	if x.s.dur.Load() != nil {

@@ -173,15 +173,6 @@ func (s *Server) applyMeta(e persistence.Effect) error {
 	return fmt.Errorf("unknown server state %q in the dataset (written by a newer Turnstile?)", e.Key)
 }
 
-// recordMeta records an effect of MetaDB in x's execution: a change of the
-// server's own state, which the execution holds every shard lock for.
-func (x *Ctx) recordMeta(name string, value []byte) {
-	x.s.dirty.Add(1)
-	x.ex.wrote = true
-	if x.s.dur.Load() != nil {
-		x.ex.effects = append(x.ex.effects, metaEffect(name, value))
-	}
-}
 
 // changeRules changes the rules outside a command (SIGHUP, start-up):
 // under every shard lock, as the RL.POLICY rows run, it swaps the rules
