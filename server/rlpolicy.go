@@ -173,7 +173,6 @@ func (s *Server) applyMeta(e persistence.Effect) error {
 	return fmt.Errorf("unknown server state %q in the dataset (written by a newer Turnstile?)", e.Key)
 }
 
-
 // changeRules changes the rules outside a command (SIGHUP, start-up):
 // under every shard lock, as the RL.POLICY rows run, it swaps the rules
 // and appends the change's effect, then waits until it is durable.
