@@ -38,6 +38,14 @@ func (s *Server) expireLoop() {
 			t.Reset(next)
 			continue
 		}
+		// As Redis: no active expiry while the dataset loads. A key that has
+		// expired by now may still be changed by effects further on in the
+		// log; removing it between two of them would replay the rest onto
+		// a key that is not there.
+		if s.persist.loading.Load() {
+			t.Reset(next)
+			continue
+		}
 		if s.pausedNow() { // as Redis: no active expiry while clients are paused (pause.go)
 			t.Reset(next)
 			continue

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"bytes"
 	"cmp"
 	"math/rand"
 	"os"
@@ -10,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/turnstile/turnstile/persistence"
 	"github.com/turnstile/turnstile/script"
 )
 
@@ -336,7 +338,8 @@ func TestNativeCasesComplete(t *testing.T) {
 // replies, the same state after a call now and then (value, TTL, type,
 // encoding), at the end and after the native server restarted from its
 // append-only log, the same effects for the log from every call (a third
-// server, native too, and the Lua one write theirs to an effectTap), the
+// server, native too, and the Lua one write theirs to an effectTap; the
+// restarted server's log holds exactly those effects), the
 // same command and error statistics, and that most calls ran natively.
 // With -v it logs the kinds of replies seen.
 func TestNativeScriptsMatchLua(t *testing.T) {
@@ -452,13 +455,47 @@ func TestNativeScriptsMatchLua(t *testing.T) {
 			if runs := natSrv.srv.nativeRunCount(); runs < calls/3 || tapSrv.nativeRunCount() != runs {
 				t.Fatalf("%d and %d of %d calls ran natively", runs, tapSrv.nativeRunCount(), calls)
 			}
-			natSrv.restart() // from the append-only log alone: the natives' effects as logged
+			natSrv.srv.Close()
+			natSrv.waitStopped()
+			// The log holds what the tapped native server's effects were.
+			logged := loggedEffects(t, natSrv.dir, natSrv.srv.cfg.Persist.AppendFilename)
+			natTap.mu.Lock()
+			fromTap := bytes.Join(natTap.units, nil)
+			natTap.mu.Unlock()
+			if !bytes.Equal(logged, fromTap) {
+				i := 0
+				for i < min(len(logged), len(fromTap)) && logged[i] == fromTap[i] {
+					i++
+				}
+				t.Fatalf("the log differs from the effects at byte %d of %d/%d:\n log %q\n tap %q", i, len(logged), len(fromTap),
+					logged[max(0, i-200):min(len(logged), i+200)], fromTap[max(0, i-200):min(len(fromTap), i+200)])
+			}
+			natSrv.start() // from the append-only log alone: the natives' effects as logged
 			nat = natSrv.rc
 			for _, k := range keys {
 				inspect(k)
 			}
 		})
 	}
+}
+
+// loggedEffects reads the append-only log in dir and returns its effects,
+// encoded again one after the other (without group records).
+func loggedEffects(t *testing.T, dir, name string) []byte {
+	t.Helper()
+	lg, err := persistence.OpenLog(persistence.LogConfig{Dir: dir, Name: name})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lg.Close()
+	var b []byte
+	if _, err := lg.Load(func(e persistence.Effect) error {
+		b = persistence.AppendEffect(b, &e)
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	return b
 }
 
 // callStats is an INFO section without its times (usec=, usec_per_call=),

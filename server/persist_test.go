@@ -278,6 +278,40 @@ func TestLoadDropsExpiredKeys(t *testing.T) {
 	}
 }
 
+// TestNoActiveExpiryWhileLoading: a key that had expired by the time the
+// server restarts, but that the log goes on changing after its expiry was
+// set (here an LTRIM while it still lived), loads: active expiry waits for
+// the load to end, as in Redis, instead of removing the key between two of
+// its logged changes (the LTRIM would then find a shorter list, and the
+// server would refuse to start). A long log between the two gives the
+// expiry cycle, at hz 500, many turns during the load.
+func TestNoActiveExpiryWhileLoading(t *testing.T) {
+	r := newRestartable(t, func(c *Config) {
+		c.Persist.AppendOnly = true
+		c.Persist.Save = nil
+		c.Hz = 500
+	})
+	r.expect(":4\r\n", "RPUSH", "list", "a", "b", "c", "d")
+	r.expect(":1\r\n", "PEXPIRE", "list", "1000")
+	const filler, batch = 100_000, 1000 // about 4 MB of log
+	var b strings.Builder
+	for i := 0; i < filler; i += batch {
+		b.Reset()
+		for j := i; j < i+batch; j++ {
+			b.WriteString(encodeCommand("SET", "filler:"+strconv.Itoa(j), "some value to make the log longer"))
+		}
+		r.rc.send(b.String())
+		for j := 0; j < batch; j++ {
+			r.rc.readReply()
+		}
+	}
+	r.expect("+OK\r\n", "LTRIM", "list", "0", "1")
+	r.clk.Advance(10 * time.Second) // the list has expired at the restart
+	r.restart()
+	r.expect(":0\r\n", "EXISTS", "list")
+	r.expect(":"+strconv.Itoa(filler)+"\r\n", "DBSIZE")
+}
+
 // TestApplyEffectReadsNoClock: ApplyEffect stores an entry exactly as
 // logged, even one whose expiry has passed (a replica or a replay must not
 // decide expiry with its own clock); dropExpired is the separate pass.
