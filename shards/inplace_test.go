@@ -2,6 +2,7 @@ package shards
 
 import (
 	"bytes"
+	"strconv"
 	"testing"
 )
 
@@ -54,5 +55,58 @@ func TestSameLengthStringInPlace(t *testing.T) {
 	put("\x00longer-state-ffff", 0)
 	if e := get(); string(e.Str) != "\x00longer-state-ffff" || e.Exp != 0 {
 		t.Fatalf("got %q exp %d", e.Str, e.Exp)
+	}
+}
+
+// TestInPlaceResumesAfterSnapshot: once the arena has moved to a new array
+// (grown or compacted), a frozen copy taken earlier no longer shares it,
+// so same-length values are rewritten in place again, and the frozen copy
+// still reads what it held.
+func TestInPlaceResumesAfterSnapshot(t *testing.T) {
+	m := New(1)
+	key := []byte("rl:{u1}:login")
+	put := func(k []byte, v string) {
+		m.Lock(0)
+		m.Put(k, BytesEntry([]byte(v), 1<<60))
+		m.Unlock(0)
+	}
+	put(key, "\x00state-aaaa")
+	m.Lock(0)
+	m.BeginSnapshotLocked()
+	m.Unlock(0)
+	frozen := m.SnapshotShard(0) // kept: as a dump still reading it
+	m.EndSnapshot()
+	tb := &m.shards[0].t
+	arena := len(tb.arena)
+	put(key, "\x00state-bbbb")
+	if len(tb.arena) == arena {
+		t.Fatal("a value shared with a frozen copy was rewritten in place")
+	}
+	for i := 0; tb.sharedArena; i++ { // other keys until the arena moves
+		if i > 100_000 {
+			t.Fatal("the arena never moved")
+		}
+		put([]byte("filler:"+strconv.Itoa(i)), "v")
+	}
+	arena = len(tb.arena)
+	put(key, "\x00state-cccc")
+	if len(tb.arena) != arena {
+		t.Fatalf("after the arena moved, a same-length value still took new space (%d -> %d bytes)", arena, len(tb.arena))
+	}
+	var old string
+	frozen.ForEach(0, func(k []byte, e Entry) error {
+		if bytes.Equal(k, key) {
+			old = string(e.Str)
+		}
+		return nil
+	})
+	if old != "\x00state-aaaa" {
+		t.Fatalf("the frozen copy reads %q, want the value at the snapshot", old)
+	}
+	m.Lock(0)
+	e, _ := m.Get(key, 0)
+	m.Unlock(0)
+	if string(e.Str) != "\x00state-cccc" {
+		t.Fatalf("live value %q", e.Str)
 	}
 }

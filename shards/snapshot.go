@@ -72,7 +72,7 @@ func (s *shard) freezeLocked() {
 		arena: t.arena[:len(t.arena):len(t.arena)],
 		objs:  slices.Clone(t.objs),
 	}}
-	t.sharedArena = true
+	t.sharedArena, t.sharedOwn = true, true
 	clear(t.mine) // the frozen copy shares every object now: copy on write
 	s.snapPending = false
 }

@@ -49,9 +49,14 @@ type table struct {
 	// frozen snapshot copy may share it (or its owner is unknown) and
 	// mutable clones it first (copy on write).
 	mine []uint64
-	// sharedArena is set while a snapshot's frozen copy may read the arena:
-	// no record byte may then change in place.
-	sharedArena bool
+	// sharedArena is set while a snapshot's frozen copy may read the
+	// arena's array: no record byte in it may then change in place. A
+	// frozen copy keeps the array it was given, so the flag is cleared
+	// when the arena moves to a new array (reserve, compact): in-place
+	// updates resume after a snapshot instead of never again. sharedOwn
+	// is the same for records kept as their own []byte (a frozen copy
+	// shares those until each is replaced); it stays set.
+	sharedArena, sharedOwn bool
 	// mapped says slots is a mapping of alloc's (slotmem.go) that the table
 	// must free itself when it replaces or drops the array.
 	mapped bool
@@ -268,7 +273,7 @@ func (t *table) updateInPlace(i int, e Entry) bool {
 		return false
 	}
 	flags := expFlags(e)
-	if flags != s.meta&(flagExp|flagExpIsInt) || (flags == flagExp && t.sharedArena) {
+	if flags != s.meta&(flagExp|flagExpIsInt) || (flags == flagExp && t.recShared(i)) {
 		return false
 	}
 	if flags == flagExp {
@@ -284,7 +289,7 @@ func (t *table) updateInPlace(i int, e Entry) bool {
 func (t *table) updateBytesInPlace(i int, e Entry) bool {
 	s := &t.slots[i]
 	flags := expFlags(e)
-	if t.sharedArena || s.num != int64(len(e.Str)) || flags != s.meta&(flagExp|flagExpIsInt) || flags == flagExpIsInt {
+	if t.recShared(i) || s.num != int64(len(e.Str)) || flags != s.meta&(flagExp|flagExpIsInt) || flags == flagExpIsInt {
 		return false
 	}
 	_, r, p := t.keyAt(i)
@@ -294,6 +299,15 @@ func (t *table) updateBytesInPlace(i int, e Entry) bool {
 	}
 	copy(r[p:p+len(e.Str)], e.Str)
 	return true
+}
+
+// recShared reports whether slot i's record may be read by a snapshot's
+// frozen copy, and so must not change in place.
+func (t *table) recShared(i int) bool {
+	if t.slots[i].meta&flagOwnRec != 0 {
+		return t.sharedOwn
+	}
+	return t.sharedArena
 }
 
 func expFlags(e Entry) uint32 {
@@ -365,6 +379,7 @@ func (t *table) reserve(n int) {
 	grown := make([]byte, len(t.arena), len(t.arena)+max(n, len(t.arena)/4, 256))
 	copy(grown, t.arena)
 	t.arena = grown
+	t.sharedArena = false // a frozen copy keeps the old array
 }
 
 // recordLen returns the bytes slot i's record uses.
@@ -523,7 +538,7 @@ func (t *table) unlink(i int) {
 func (t *table) maybeShrink() bool {
 	if t.n == 0 {
 		t.freeSlots(t.slots, t.mapped)
-		*t = table{sharedArena: t.sharedArena, alloc: t.alloc, tight: t.tight}
+		*t = table{alloc: t.alloc, tight: t.tight} // nothing a frozen copy holds is reachable from here
 		t.alloc.publish(nil)
 		return true
 	}
@@ -685,8 +700,8 @@ func (t *table) compact() {
 		t.slots[i].off = uint32(len(fresh))
 		fresh = append(fresh, t.arena[off:off+n]...)
 	}
-	// sharedArena stays set: a frozen copy may still share own records.
-	t.arena, t.garbage = fresh, 0
+	// A frozen copy may still share own records (sharedOwn), not this array.
+	t.arena, t.garbage, t.sharedArena = fresh, 0, false
 }
 
 // eachLive calls fn for every slot holding a key whose expiry is after now,
