@@ -67,7 +67,7 @@ func cmdMove(x *Ctx) {
 		x.w.Int(0)
 		return
 	}
-	x.putDB(db, key, e) // first: e's bytes live in the source's shard
+	x.putDB(db, key, x.owned(e)) // first: e's bytes live in the source's shard
 	x.del(key)
 	x.w.Int(1)
 }

@@ -130,7 +130,7 @@ func renameKey(x *Ctx, nx bool) {
 		}
 	}
 	x.del(src)
-	x.put(dst, e)
+	x.put(dst, x.owned(e))
 	if nx {
 		x.w.Int(1)
 	} else {
@@ -190,7 +190,7 @@ func cmdCopy(x *Ctx) {
 	if v, ok := e.Obj.(shards.Object); ok {
 		e.Obj = v.CloneObject() // Put copies string bytes, not collections
 	}
-	x.putDB(db, dst, e)
+	x.putDB(db, dst, x.owned(e))
 	x.w.Int(1)
 }
 

@@ -330,10 +330,10 @@ func cmdGetEX(x *Ctx) {
 	switch {
 	case o.flags&optExpire != 0:
 		e.Exp = exp
-		storeString(x, key, e)
+		storeString(x, key, x.owned(e))
 	case o.flags&optPersist != 0 && e.Exp != 0:
 		e.Exp = 0
-		x.put(key, e)
+		x.put(key, x.owned(e))
 	}
 }
 

@@ -77,13 +77,28 @@ func (x *Ctx) lookup(key []byte) (shards.Entry, shards.Ref, bool) {
 	return x.ks.Lookup(key, x.now)
 }
 
-// put stores e under key in the selected database.
+// put stores e under key in the selected database. The effect logged for
+// it holds e's bytes until the execution ends, so they must not change
+// before then: request arguments and opBytes do not; bytes read from the
+// keyspace may (owned).
 func (x *Ctx) put(key []byte, e shards.Entry) { x.putDB(x.c.db, key, e) }
 
 // putDB stores e under key in database db.
 func (x *Ctx) putDB(db int, key []byte, e shards.Entry) {
 	x.keyspace(db, key).Put(key, e)
 	x.record(persistence.Effect{Op: persistence.OpSet, DB: db, Key: key, Entry: e})
+}
+
+// owned returns e with its string bytes copied to memory that lives, and
+// stays unchanged, until the execution ends (opBytes), for a value read
+// from the keyspace and stored again (COPY, RENAME, MOVE, GETEX): by the
+// time its effect is encoded, a later write of the execution may have
+// rewritten the record it was read from in place (a same-length value).
+func (x *Ctx) owned(e shards.Entry) shards.Entry {
+	if e.Kind == shards.KindBytes && x.s.dur.Load() != nil {
+		e.Str = x.opBytes(e.Str)
+	}
+	return e
 }
 
 // set stores e at a key found by lookup (saving a second probe).

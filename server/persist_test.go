@@ -312,6 +312,48 @@ func TestNoActiveExpiryWhileLoading(t *testing.T) {
 	r.expect(":"+strconv.Itoa(filler)+"\r\n", "DBSIZE")
 }
 
+// TestLoggedValuesAreNotRewritten: a command that stores a value read
+// from the keyspace (COPY, RENAME, MOVE, GETEX) logs that value; later
+// writes in the same transaction that rewrite records in place (a
+// same-length value: COPY's source here), or that would reuse a released
+// record's space, must not change what the log says, so a restart from
+// the log gives the same values.
+func TestLoggedValuesAreNotRewritten(t *testing.T) {
+	r := newRestartable(t, func(c *Config) {
+		c.Persist.AppendOnly = true
+		c.Persist.Save = nil
+		c.Shards = 1 // every key in one table
+	})
+	setup := [][]string{
+		{"SET", "a", "aaaa"}, {"SET", "r", "rrrr"}, {"SET", "m", "mmmm"}, {"SET", "g", "gggg"}, {"SET", "p", "pppp", "EX", "100"},
+	}
+	for _, c := range setup {
+		r.expect("+OK\r\n", c...)
+	}
+	r.expect("+OK\r\n", "MULTI")
+	for _, c := range [][]string{
+		{"COPY", "a", "b"}, {"SET", "a", "bbbb"}, // in place: the copy's logged value must stay aaaa
+		{"RENAME", "r", "s"}, {"SET", "q", "xxxx"}, // r's record released: q's, of its size, may take its space
+		{"MOVE", "m", "1"}, {"SET", "n", "yyyy"},
+		{"GETEX", "g", "EX", "100"}, {"SET", "h", "zzzz"},
+		{"GETEX", "p", "PERSIST"}, {"SET", "o", "wwww", "EX", "100"},
+		{"SET", "a", "cccc"},
+	} {
+		r.expect("+QUEUED\r\n", c...)
+	}
+	r.rc.do("EXEC")
+	keys := []string{"a", "b", "s", "g", "p", "q", "n", "h", "o"}
+	want := r.rc.do(append([]string{"MGET"}, keys...)...)
+	r.expect("+OK\r\n", "SELECT", "1")
+	wantMoved := r.rc.do("GET", "m")
+	r.restart()
+	if got := r.rc.do(append([]string{"MGET"}, keys...)...); got != want {
+		t.Fatalf("after the restart:\n got %q\nwant %q", got, want)
+	}
+	r.expect("+OK\r\n", "SELECT", "1")
+	r.expect(wantMoved, "GET", "m")
+}
+
 // TestApplyEffectReadsNoClock: ApplyEffect stores an entry exactly as
 // logged, even one whose expiry has passed (a replica or a replay must not
 // decide expiry with its own clock); dropExpired is the separate pass.
