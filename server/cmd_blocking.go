@@ -1,6 +1,8 @@
 package server
 
 import (
+	"math"
+
 	"github.com/turnstile/turnstile/coll"
 	"github.com/turnstile/turnstile/command"
 	"github.com/turnstile/turnstile/resp"
@@ -44,13 +46,39 @@ func blockingCommands() []*Command {
 	}
 }
 
+// numKeysArg reads a numkeys argument for naming keys the way Redis's key
+// extraction does (COMMAND GETKEYS, ACL key checks): C's atoi, which reads
+// "1.5" or " 1x" as 1 and "abc" as 0. The command itself reads it strictly
+// and refuses such a value, so at worst a key is named for a command that
+// then fails, as in Redis.
+func numKeysArg(b []byte) int64 {
+	i := 0
+	for i < len(b) && (b[i] == ' ' || (b[i] >= '\t' && b[i] <= '\r')) {
+		i++
+	}
+	neg := false
+	if i < len(b) && (b[i] == '+' || b[i] == '-') {
+		neg = b[i] == '-'
+		i++
+	}
+	var n int64
+	for ; i < len(b) && b[i] >= '0' && b[i] <= '9'; i++ {
+		if n = n*10 + int64(b[i]-'0'); n > math.MaxInt32 {
+			return math.MaxInt32 // more keys than any command has
+		}
+	}
+	if neg {
+		return -n
+	}
+	return n
+}
+
 // numKeysLocks names the keys of a command whose numkeys argument is at
-// position at, when numkeys is valid (otherwise the command fails before
-// reading any key).
+// position at, read as numKeysArg does.
 func numKeysLocks(at int) func(args [][]byte, db, ndb int, add func(int, []byte)) {
 	return func(args [][]byte, db, _ int, add func(int, []byte)) {
-		n, ok := resp.ParseInt(args[at])
-		if !ok || n < 1 || n > int64(len(args)-at-1) {
+		n := numKeysArg(args[at])
+		if n < 1 || n > int64(len(args)-at-1) {
 			return
 		}
 		for _, k := range args[at+1 : at+1+int(n)] {

@@ -52,13 +52,14 @@ func lowerSHA(dst, sha []byte) []byte {
 
 // scriptKeys names the keys a script declares (numkeys, then the keys):
 // the lock set of an EVAL queued in MULTI, and the keys the cluster routes
-// by. A bad numkeys names none (the command then fails).
+// by. numkeys is read as numKeysArg does; a negative or too large one
+// names none (the command then fails).
 func scriptKeys(args [][]byte, db, _ int, add func(db int, key []byte)) {
 	if len(args) < 3 {
 		return
 	}
-	n, ok := resp.ParseInt(args[2])
-	if !ok || n < 0 || n > int64(len(args)-3) {
+	n := numKeysArg(args[2])
+	if n < 0 || n > int64(len(args)-3) {
 		return
 	}
 	for _, k := range args[3 : 3+n] {

@@ -374,15 +374,7 @@ func setAlgebra(x *Ctx, op int, dst []byte, keys [][]byte) {
 
 // sinterCardLocks names SINTERCARD's keys: numkeys of them after it, when
 // numkeys is valid (otherwise the command fails before reading any).
-func sinterCardLocks(args [][]byte, db, _ int, add func(int, []byte)) {
-	n, ok := resp.ParseInt(args[1])
-	if !ok || n < 1 || n > int64(len(args)-2) {
-		return
-	}
-	for _, k := range args[2 : 2+n] {
-		add(db, k)
-	}
-}
+var sinterCardLocks = numKeysLocks(1)
 
 // cmdSInterCard is SINTERCARD numkeys key [key ...] [LIMIT limit].
 func cmdSInterCard(x *Ctx) {

@@ -75,6 +75,9 @@ type gen struct {
 	left     int   // steps left in the epoch
 	families []genFamily
 	generic  genFamily
+	// replayNow asks the runner for a log replay check after the steps
+	// next returned (rewriteSteps); the runner clears it.
+	replayNow bool
 }
 
 type genEntry struct {
@@ -140,11 +143,38 @@ func (g *gen) next() []dstep {
 		}
 	}
 	g.left--
-	if g.r.IntN(150) == 0 {
+	switch g.r.IntN(150) {
+	case 0:
 		return append(out, g.watchSteps()...)
+	case 1:
+		g.replayNow = true
+		return append(out, g.rewriteSteps()...)
 	}
 	out = append(out, g.step())
 	return out
+}
+
+// rewriteSteps stores a string read from a key elsewhere (COPY, RENAME,
+// MOVE, GETEX) and, in the same transaction, writes values of the same
+// length over that key and a third: the keyspace rewrites a same-length
+// value in place, which must not change the value the first command
+// logged (the log replay, diffRun.replayCheck, checks it right after).
+func (g *gen) rewriteSteps() []dstep {
+	a, b, c := g.key(), g.key(), g.key()
+	set := dstep{oneKey(a, "SET", a, "v-"+strconv.Itoa(g.r.IntN(10)))}
+	var first dcmd
+	switch g.r.IntN(4) {
+	case 0:
+		first = mkCmd([]string{a, b}, "COPY", a, b)
+	case 1:
+		first = mkCmd([]string{a, b}, "RENAME", a, b)
+	case 2:
+		first = oneKey(a, "MOVE", a, "5")
+	default:
+		first = oneKey(a, "GETEX", a, "EX", "100")
+	}
+	tx := dstep{{args: []string{"MULTI"}}, first, oneKey(a, "SET", a, "w-1"), oneKey(c, "SET", c, "x-2"), {args: []string{"EXEC"}}}
+	return []dstep{set, tx}
 }
 
 // watchSteps WATCHes a key, writes it (often with an expiry in the past,

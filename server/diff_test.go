@@ -41,11 +41,17 @@ import (
 // TURNSTILE_DIFF_N is the number of steps per seed.
 func TestDifferentialRandom(t *testing.T) {
 	redisAddr := startRedis(t)
-	_, tsAddr, _ := newTestServer(t, func(c *Config) { c.Clock = clock.NewMonotonic() })
+	ts := newRestartable(t, func(c *Config) {
+		c.Clock = clock.NewMonotonic()
+		c.Persist.AppendOnly = true // at the end, the log must load what was served
+		c.Persist.Save = nil
+	})
+	tsAddr := ts.srv.Addr().String()
 	seeds, n := diffSettings(t)
 
 	d := &diffRun{
 		t:       t,
+		ts:      ts,
 		main:    diffPair{dialRaw(t, redisAddr), dialRaw(t, tsAddr)},
 		min:     diffPair{dialRaw(t, redisAddr), dialRaw(t, tsAddr)},
 		known:   map[string]bool{},
@@ -80,6 +86,99 @@ func TestDifferentialRandom(t *testing.T) {
 		}
 	}
 	d.summary(time.Since(start))
+	t.Logf("log replay: %d restarts, %d keys compared", d.replays, d.replayKeys)
+}
+
+// replayMargin: checkReplay leaves out keys due to expire this soon after
+// its first dump (they may expire before the second).
+const replayMargin = 30 * time.Second
+
+// checkReplay restarts Turnstile from its append-only log alone and
+// requires that it loads the keyspace it served: every key of every
+// database with its type, value and expiry. Each command's effects went
+// to the log as it ran, so this checks, for every command the run sent,
+// that its effects replay to what it did. It returns how many keys it
+// compared.
+func checkReplay(t *testing.T, r *restartable) (compared int) {
+	t.Helper()
+	before := keyspaceDump(t, r.rc)
+	horizon := time.Now().Add(replayMargin).UnixMilli()
+	r.restart()
+	after := keyspaceDump(t, r.rc)
+	var diffs []string
+	for k, b := range before {
+		a := after[k]
+		if (b.exp > 0 && b.exp < horizon) || (a.exp > 0 && a.exp < horizon) {
+			continue
+		}
+		if a.line != b.line {
+			diffs = append(diffs, fmt.Sprintf("%q:\n served %q\n loaded %q", k, b.line, a.line))
+		}
+	}
+	for k, a := range after {
+		if _, ok := before[k]; !ok && (a.exp == 0 || a.exp >= horizon) {
+			diffs = append(diffs, fmt.Sprintf("%q: loaded %q, not served", k, a.line))
+		}
+	}
+	slices.Sort(diffs)
+	if len(diffs) > 0 {
+		t.Errorf("the append-only log loads a different keyspace (%d of %d keys differ):\n%s",
+			len(diffs), len(before), strings.Join(diffs[:min(len(diffs), 20)], "\n"))
+	}
+	return len(before)
+}
+
+// dumpedKey is one key as keyspaceDump saw it: its type and value, and its
+// expiry in Unix ms (0: none).
+type dumpedKey struct {
+	line string
+	exp  int64
+}
+
+// keyspaceDump reads every key of the 16 databases through c: type,
+// value (unordered collections sorted) and expiry, by "db:key".
+func keyspaceDump(t *testing.T, c *rawConn) map[string]dumpedKey {
+	t.Helper()
+	out := map[string]dumpedKey{}
+	for db := 0; db < 16; db++ {
+		if r := c.do("SELECT", strconv.Itoa(db)); r != "+OK\r\n" {
+			t.Fatalf("SELECT %d: %q", db, r)
+		}
+		cursor := "0"
+		for {
+			_, els, ok := splitArray(c.do("SCAN", cursor, "COUNT", "1000"))
+			if !ok || len(els) != 2 {
+				t.Fatal("SCAN: unexpected reply")
+			}
+			cursor = bulkBody(els[0])
+			_, keys, _ := splitArray(els[1])
+			for _, raw := range keys {
+				key := bulkBody(raw)
+				typ := strings.TrimSuffix(strings.TrimPrefix(c.do("TYPE", key), "+"), "\r\n")
+				var val string
+				switch typ {
+				case "string":
+					val = c.do("GET", key)
+				case "list":
+					val = c.do("LRANGE", key, "0", "-1")
+				case "hash":
+					val = sortedReply(c.do("HGETALL", key), true)
+				case "set":
+					val = sortedReply(c.do("SMEMBERS", key), false)
+				case "zset":
+					val = c.do("ZRANGE", key, "0", "-1", "WITHSCORES")
+				case "stream":
+					val = c.do("XRANGE", key, "-", "+")
+				}
+				exp, _ := strconv.ParseInt(strings.Trim(c.do("PEXPIRETIME", key), ":\r\n"), 10, 64)
+				out[strconv.Itoa(db)+":"+key] = dumpedKey{line: typ + " " + val, exp: max(exp, 0)}
+			}
+			if cursor == "0" {
+				break
+			}
+		}
+	}
+	return out
 }
 
 // maxReports bounds the detailed (minimised) divergence reports per test.
@@ -89,6 +188,9 @@ type diffPair struct{ redis, ts *rawConn }
 
 type diffRun struct {
 	t            *testing.T
+	ts           *restartable // Turnstile, restarted from its log now and then (replayCheck)
+	replays      int          // restarts so far
+	replayKeys   int          // keys compared after them
 	main, min    diffPair
 	redisVersion string
 	known        map[string]bool // upper-case names Turnstile knows
@@ -163,6 +265,7 @@ func (d *diffRun) runSeed(seed uint64, n int) {
 		}
 	}
 	g := newGen(seed)
+	next := replayEvery
 	for steps := 0; steps < n; {
 		for _, st := range g.next() {
 			steps++
@@ -179,7 +282,42 @@ func (d *diffRun) runSeed(seed uint64, n int) {
 				d.resync(st)
 			}
 		}
+		if steps >= next || g.replayNow {
+			d.replayCheck()
+			next, g.replayNow = steps+replayEvery, false
+		}
 	}
+	d.replayCheck()
+}
+
+// replayEvery is how many steps apart replayCheck runs within a seed (it
+// also runs after each of the generator's rewriteSteps).
+const replayEvery = 250
+
+// replayCheck restarts Turnstile from its log (checkReplay), dials the
+// connections again as they were (database 0 for the main pair, 9 for the
+// minimising one) and empties both servers: a value loaded from the log
+// may have another encoding than the one Redis kept (a hash that grew
+// past a listpack's limits and shrank again), and OBJECT ENCODING would
+// tell. It runs between steps, so no transaction is open; a WATCH may be
+// (it does not survive the new connection): it is dropped on Redis too.
+func (d *diffRun) replayCheck() {
+	d.replayKeys += checkReplay(d.t, d.ts)
+	d.replays++
+	for _, c := range []*rawConn{d.main.redis, d.min.redis} {
+		c.do("UNWATCH")
+	}
+	addr := d.ts.srv.Addr().String()
+	d.main.ts, d.min.ts = dialRaw(d.t, addr), dialRaw(d.t, addr)
+	if r := d.min.ts.do("SELECT", "9"); r != "+OK\r\n" {
+		d.t.Fatalf("SELECT 9: %q", r)
+	}
+	for _, c := range []*rawConn{d.main.redis, d.main.ts} {
+		if r := c.do("FLUSHALL"); r != "+OK\r\n" {
+			d.t.Fatalf("FLUSHALL: %q", r)
+		}
+	}
+	d.history = d.history[:0]
 }
 
 // filter drops the commands Turnstile does not know (tallying them if
