@@ -157,8 +157,9 @@ func (sb *sandbox) target(v lua.LValue) lua.LValue {
 	return v
 }
 
-// wrapBase replaces the base functions that could write through a proxy
-// or would see an empty proxy instead of its table, and pcall, which
+// wrapBase replaces the base functions (and table.insert) that could
+// write through a proxy or would see an empty proxy instead of its table,
+// and pcall, which
 // turns the error tables redis.call raises into their message as Redis's
 // does.
 func (sb *sandbox) wrapBase() {
@@ -186,6 +187,17 @@ func (sb *sandbox) wrapBase() {
 			}
 			return callThrough(L, f)
 		}))
+	}
+	// table.insert writes with a raw set, which a proxy's __newindex does
+	// not see: it would write into the proxy, shared by later scripts.
+	// (table.remove and table.sort of a proxy, empty, write nothing.)
+	if lib, ok := sb.target(real.RawGetString("table")).(*lua.LTable); ok {
+		if insert, ok := lib.RawGetString("insert").(*lua.LFunction); ok {
+			lib.RawSetString("insert", L.NewFunction(func(L *lua.LState) int {
+				refuse(L)
+				return callThrough(L, insert)
+			}))
+		}
 	}
 	real.RawSetString("pcall", L.NewFunction(luaPcall))
 	real.RawSetString("error", L.NewFunction(luaError))
