@@ -303,6 +303,45 @@ func unionSets(sets []*coll.Set) *coll.Set {
 	return u
 }
 
+// redisDiffCopies reports whether Redis computes this difference by
+// copying the first set and removing the other sets' members from the
+// copy (its second algorithm, chosen when the first set is big next to
+// the others) rather than by keeping the first set's members that no
+// other set has. The stored result's encoding shows which: an encoding
+// never shrinks, so the copy keeps the one the whole first set needed.
+func redisDiffCopies(sets []*coll.Set) bool {
+	if sets[0] == nil {
+		return false
+	}
+	var keep, copyAll int64 // the two algorithms' work, as Redis weighs it
+	for _, s := range sets {
+		if s != nil {
+			keep += int64(sets[0].Len())
+			copyAll += int64(s.Len())
+		}
+	}
+	return keep/2 > copyAll
+}
+
+// diffByRemoval is the difference of sets computed as Redis's second
+// algorithm does: every member of the first set added one by one to a
+// new set, then the members of the others removed.
+func diffByRemoval(sets []*coll.Set) *coll.Set {
+	d := unionSets(sets[:1])
+	one := make([][]byte, 1)
+	for _, s := range sets[1:] {
+		if s == nil {
+			continue
+		}
+		s.Each(func(m []byte) bool {
+			one[0] = m
+			coll.Apply(d, coll.OpSRem, one)
+			return d.Len() > 0
+		})
+	}
+	return d
+}
+
 // diffSets calls fn for each member of the first set that is in none of
 // the others, in the first set's order.
 func diffSets(sets []*coll.Set, fn func(m []byte)) {
@@ -343,9 +382,12 @@ func setAlgebra(x *Ctx, op int, dst []byte, keys [][]byte) {
 		return
 	}
 	var result *coll.Set
-	if op == setUnion {
+	switch {
+	case op == setUnion:
 		result = unionSets(sets)
-	} else {
+	case op == setDiff && dst != nil && redisDiffCopies(sets):
+		result = diffByRemoval(sets)
+	default:
 		var l memberList
 		if op == setInter {
 			interSets(sets, func(m []byte) bool { l.add(m); return true })
