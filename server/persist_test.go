@@ -293,7 +293,7 @@ func TestNoActiveExpiryWhileLoading(t *testing.T) {
 	})
 	r.expect(":4\r\n", "RPUSH", "list", "a", "b", "c", "d")
 	r.expect(":1\r\n", "PEXPIRE", "list", "1000")
-	const filler, batch = 100_000, 1000 // about 4 MB of log
+	const filler, batch = 30_000, 1000 // about 1.2 MB of log
 	var b strings.Builder
 	for i := 0; i < filler; i += batch {
 		b.Reset()
