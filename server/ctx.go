@@ -85,6 +85,9 @@ func (x *Ctx) put(key []byte, e shards.Entry) { x.putDB(x.c.db, key, e) }
 
 // putDB stores e under key in database db.
 func (x *Ctx) putDB(db int, key []byte, e shards.Entry) {
+	if lockCheck {
+		x.checkOwned(e)
+	}
 	x.keyspace(db, key).Put(key, e)
 	x.record(persistence.Effect{Op: persistence.OpSet, DB: db, Key: key, Entry: e})
 }
@@ -103,6 +106,9 @@ func (x *Ctx) owned(e shards.Entry) shards.Entry {
 
 // set stores e at a key found by lookup (saving a second probe).
 func (x *Ctx) set(r shards.Ref, key []byte, e shards.Entry) {
+	if lockCheck {
+		x.checkOwned(e)
+	}
 	x.selected(key).Set(r, e)
 	x.record(persistence.Effect{Op: persistence.OpSet, DB: x.c.db, Key: key, Entry: e})
 }
@@ -219,6 +225,31 @@ func (x *Ctx) record(e persistence.Effect) {
 	}
 	if x.s.dur.Load() != nil {
 		x.ex.effects = append(x.ex.effects, e)
+	}
+}
+
+// checkOwned panics when e's string bytes lie in the memory of a shard
+// the execution holds: its effect would hold them until the execution
+// ends, and the keyspace may rewrite them before (owned copies them).
+func (x *Ctx) checkOwned(e shards.Entry) {
+	if e.Kind != shards.KindBytes || len(e.Str) == 0 || x.s.dur.Load() == nil {
+		return // no effect is recorded without durability (record)
+	}
+	check := func(db, shard int) {
+		if x.s.dbs[db].ArenaHolds(shard, e.Str) {
+			panic("lockcheck: " + x.cmd.FullName() + " stores bytes of the keyspace (copy them with owned)")
+		}
+	}
+	if x.ex.locks.all {
+		for db, m := range x.s.dbs {
+			for i := range m.NumShards() {
+				check(db, i)
+			}
+		}
+		return
+	}
+	for _, it := range x.ex.locks.items {
+		check(it.db, it.shard)
 	}
 }
 

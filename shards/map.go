@@ -392,6 +392,14 @@ func (s *shard) deleteAtLocked(i int, key []byte, exp int64, swept bool) {
 	s.touchLocked(key)
 }
 
+// ArenaHolds reports whether b lies, even in part, in the memory where
+// shard i keeps its records (for checks of the callers' invariants, such
+// as the server's lockcheck builds). Requires shard i locked.
+func (m *Map) ArenaHolds(i int, b []byte) bool {
+	a := m.shards[i].t.arena
+	return overlaps(a[:cap(a)], b)
+}
+
 // Len returns the number of keys, counting expired keys not yet removed (as
 // Redis's DBSIZE does). It takes no lock.
 func (m *Map) Len() int64 {

@@ -6,6 +6,7 @@ import (
 	"math"
 	"slices"
 	"sync/atomic"
+	"unsafe"
 )
 
 // table is one shard's storage, built to keep the cost per key small:
@@ -380,6 +381,15 @@ func (t *table) reserve(n int) {
 	copy(grown, t.arena)
 	t.arena = grown
 	t.sharedArena = false // a frozen copy keeps the old array
+}
+
+// overlaps reports whether a and b share memory.
+func overlaps(a, b []byte) bool {
+	if len(a) == 0 || len(b) == 0 {
+		return false
+	}
+	a0, b0 := uintptr(unsafe.Pointer(&a[0])), uintptr(unsafe.Pointer(&b[0]))
+	return a0 < b0+uintptr(len(b)) && b0 < a0+uintptr(len(a))
 }
 
 // recordLen returns the bytes slot i's record uses.
