@@ -100,8 +100,10 @@ type rlChecked struct {
 // limit, remaining, retry_after_ms, reset_after_ms, shadow].
 //
 // The keys are those the locks were taken for (Ctx.derivedKeys): built
-// once per call, in the execution's reused buffers, so a check of up to
-// eight rules allocates nothing (LOG rules' states aside).
+// once per call, in the execution's reused buffers; with the per-rule
+// working space (execution.rlChecks, where a LOG rule's entries are
+// decoded too) a check allocates nothing once its execution has seen as
+// many rules.
 func cmdRLCheck(x *Ctx) {
 	cost, costOK, pairs, ok := rlCheckArgs(x.args)
 	switch {
@@ -114,12 +116,16 @@ func cmdRLCheck(x *Ctx) {
 	}
 	keys := x.derivedKeys()
 	set := x.s.rl.set.Load()
-	var buf [8]rlChecked // most checks name a few rules: no allocation
-	checks := buf[:0]
-	if len(pairs)/2 > len(buf) {
-		checks = make([]rlChecked, 0, len(pairs)/2)
+	// The execution's buffer, reused from call to call (each call is done
+	// with it before it returns): every field of a check is set below
+	// before it is read, so nothing needs clearing.
+	checks := x.ex.rlChecks
+	if n := len(pairs) / 2; cap(checks) < n {
+		checks = make([]rlChecked, n)
+	} else {
+		checks = checks[:n]
 	}
-	checks = checks[:len(pairs)/2]
+	x.ex.rlChecks = checks
 	for i := range checks {
 		id := pairs[2*i]
 		r, found := set.Find(id)
@@ -139,7 +145,7 @@ func cmdRLCheck(x *Ctx) {
 	for i := range checks {
 		c := &checks[i]
 		algo, rule := rlRuleOf(c.rule)
-		ref, found, ok := rlOpen(x, c.key, algo, &c.next, nil) // a LOG rule's entries: a new slice each
+		ref, found, ok := rlOpen(x, c.key, algo, &c.next, c.next.Log.Entries[:0])
 		if !ok {
 			return
 		}
@@ -167,7 +173,7 @@ func cmdRLCheck(x *Ctx) {
 			stats.denied.Add(1)
 		case denier < 0:
 			stats.allowed.Add(1)
-			storeRL(x, c.ref, c.key, c.found, &c.next, c.d.ResetAfter)
+			storeRL(x, rlCheckRef(checks, i), c.key, c.found, &c.next, c.d.ResetAfter)
 		}
 	}
 	x.s.stats.decided(x.cmd, denier < 0)
@@ -193,6 +199,20 @@ func cmdRLCheck(x *Ctx) {
 		x.w.Int(ceilMs(c.d.ResetAfter))
 		x.w.Int(int64(boolInt(c.rule.Shadow)))
 	}
+}
+
+// rlCheckRef is where check i stores its state: the Ref its lookup made,
+// unless another rule's key is in the same shard. That rule's lookup
+// (removing an expired key moves the keys after it) or store (a new key
+// may grow the table) may have moved check i's key since, so it is
+// located again.
+func rlCheckRef(checks []rlChecked, i int) shards.Ref {
+	for j := range checks {
+		if j != i && checks[j].ref.SameShard(checks[i].ref) {
+			return checks[i].ref.Refind()
+		}
+	}
+	return checks[i].ref
 }
 
 // rlRetryMs is a decision's retry_after_ms: -1 when allowed or never.

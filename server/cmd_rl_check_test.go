@@ -280,3 +280,40 @@ func TestRLCheckPipelined(t *testing.T) {
 		}
 	}
 }
+
+// TestRLCheckRulesInOneShard: RL.CHECK keeps each rule's place in the
+// keyspace (a shards.Ref) from its lookup to its store, and a rule's store
+// (a new key, which may grow the shard's table) or lookup (removing an
+// expired key, which moves later keys of its probe run) can move another
+// rule's key in the same shard. With one shard every check shares it: the
+// "old" rule's counts must go on exactly while each check adds a new key
+// and expires one.
+func TestRLCheckRulesInOneShard(t *testing.T) {
+	_, addr, clk := newTestServer(t, func(c *Config) { c.Shards = 1 })
+	c := dialRaw(t, addr)
+	for _, cmd := range [][]string{
+		{"RL.POLICY", "SET", "new", "fixed", "1000", "1s"},
+		{"RL.POLICY", "SET", "old", "fixed", "1000000", "1h"},
+		{"RL.POLICY", "SET", "short", "fixed", "1000", "50ms"},
+	} {
+		if got := c.do(cmd...); got != "+OK\r\n" {
+			t.Fatalf("%q: %q", cmd, got)
+		}
+	}
+	const olds = 7
+	spent := make([]int, olds)
+	for i := 0; i < 3000; i++ {
+		o := i % olds
+		// "short" keys expire 50 ms after their check: the next check's
+		// lookup of one removes it, in the shard the others' keys are in.
+		got := c.do("RL.CHECK", "new", "n"+strconv.Itoa(i), "short", "s"+strconv.Itoa(i%5), "old", "o"+strconv.Itoa(o))
+		spent[o]++
+		want := ":1000000\r\n:" + strconv.Itoa(1000000-spent[o]) + "\r\n"
+		if !strings.HasPrefix(got, "*4\r\n:1\r\n") || !strings.Contains(got, "$3\r\nold\r\n:1\r\n"+want) {
+			t.Fatalf("check %d: old rule's key o%d should have %d left: %q", i, o, 1000000-spent[o], got)
+		}
+		if i%3 == 0 {
+			clk.Advance(20 * time.Millisecond)
+		}
+	}
+}

@@ -108,6 +108,9 @@ func (x *Ctx) owned(e shards.Entry) shards.Entry {
 func (x *Ctx) set(r shards.Ref, key []byte, e shards.Entry) {
 	if lockCheck {
 		x.checkOwned(e)
+		if !r.Current() {
+			panic("lockcheck: " + x.cmd.FullName() + " stores a key through a stale shards.Ref (its shard changed since the lookup)")
+		}
 	}
 	x.selected(key).Set(r, e)
 	x.record(persistence.Effect{Op: persistence.OpSet, DB: x.c.db, Key: key, Entry: e})

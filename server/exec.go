@@ -67,6 +67,9 @@ type execution struct {
 	// rlEnc is the buffer storeRL encodes a state in before copying it
 	// to opBytes; reused from call to call.
 	rlEnc []byte
+	// rlChecks is RL.CHECK's per-rule working space (cmdRLCheck), reused
+	// from call to call.
+	rlChecks []rlChecked
 }
 
 // reset prepares a reused execution for a new unit.

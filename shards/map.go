@@ -167,6 +167,24 @@ type Ref struct {
 	i   int // slot index; -1 when the key is absent
 }
 
+// SameShard reports whether r and o locate keys in one shard, where a
+// change through either (or any other change to the shard) may leave the
+// other stale.
+func (r Ref) SameShard(o Ref) bool { return r.s == o.s }
+
+// Refind returns r located again, valid after changes to its shard since
+// r was made (a key inserted, moved or removed). Requires r's shard locked.
+func (r Ref) Refind() Ref {
+	r.i = r.s.t.find(r.key, r.tag)
+	return r
+}
+
+// Current reports whether r is still valid: its slot holds its key, or
+// the key is still absent. For checks (the server's lockcheck builds): a
+// Set through a stale Ref writes over another key. Requires r's shard
+// locked.
+func (r Ref) Current() bool { return r.s.t.find(r.key, r.tag) == r.i }
+
 // Lookup returns the live entry for key and a Ref to write it through. A key
 // whose expiry is at or before now is deleted (lazy expiry) and reported
 // missing. A KindBytes entry's Str is a read-only view that stays valid after
