@@ -236,27 +236,35 @@ func diffSettings(t *testing.T) ([]uint64, int) {
 		}
 		n = v
 	}
-	if s := os.Getenv("TURNSTILE_DIFF_SEED"); s != "" {
-		seeds = nil
-		for _, part := range strings.Split(s, ",") {
-			lo, hi, isRange := strings.Cut(part, "-")
-			a, err1 := strconv.ParseUint(strings.TrimSpace(lo), 10, 64)
-			b, err2 := a, error(nil)
-			if isRange {
-				b, err2 = strconv.ParseUint(strings.TrimSpace(hi), 10, 64)
-			}
-			if err1 != nil || err2 != nil || b < a || b-a > 1_000_000 {
-				t.Fatalf("TURNSTILE_DIFF_SEED=%q: want a seed, a list (1,5,9) or a range (1-200)", s)
-			}
-			for v := a; ; v++ {
-				seeds = append(seeds, v)
-				if v == b {
-					break
-				}
+	return envSeeds(t, "TURNSTILE_DIFF_SEED", seeds), n
+}
+
+// envSeeds reads the seeds of a random test from the environment variable
+// name: a seed, a list (1,5,9) or a range (1-200); def when it is unset.
+func envSeeds(t *testing.T, name string, def []uint64) []uint64 {
+	s := os.Getenv(name)
+	if s == "" {
+		return def
+	}
+	var seeds []uint64
+	for _, part := range strings.Split(s, ",") {
+		lo, hi, isRange := strings.Cut(part, "-")
+		a, err1 := strconv.ParseUint(strings.TrimSpace(lo), 10, 64)
+		b, err2 := a, error(nil)
+		if isRange {
+			b, err2 = strconv.ParseUint(strings.TrimSpace(hi), 10, 64)
+		}
+		if err1 != nil || err2 != nil || b < a || b-a > 1_000_000 {
+			t.Fatalf("%s=%q: want a seed, a list (1,5,9) or a range (1-200)", name, s)
+		}
+		for v := a; ; v++ {
+			seeds = append(seeds, v)
+			if v == b {
+				break
 			}
 		}
 	}
-	return seeds, n
+	return seeds
 }
 
 func redisVersion(info string) string {

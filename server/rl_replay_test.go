@@ -3,6 +3,7 @@ package server
 import (
 	"math/rand"
 	"slices"
+	"strconv"
 	"testing"
 	"time"
 )
@@ -14,14 +15,23 @@ import (
 // time just after BGREWRITEAOF; the other never restarts. Every reply must
 // be the same on both: the state the log rebuilds (limiter states, leases,
 // rules, expiries) decides exactly as the state it was built from.
+//
+// Seed 7 by default; a soak: TURNSTILE_RL_SEED=1-200 (a seed, list or
+// range, as TURNSTILE_DIFF_SEED).
 func TestRLReplayRandom(t *testing.T) {
+	for _, seed := range envSeeds(t, "TURNSTILE_RL_SEED", []uint64{7}) {
+		t.Run("seed="+strconv.FormatUint(seed, 10), func(t *testing.T) { rlReplayRandom(t, int64(seed)) })
+	}
+}
+
+func rlReplayRandom(t *testing.T, seed int64) {
 	logged := newRestartable(t, func(c *Config) {
 		c.Persist.AppendOnly = true
 		c.Persist.Save = nil
 	})
 	_, addr, clk := newTestServer(t)
 	live := dialRaw(t, addr)
-	r := rand.New(rand.NewSource(7))
+	r := rand.New(rand.NewSource(seed))
 	keys := []string{"k0", "k1", "k2", "k3"}
 	pick := func(s ...string) string { return s[r.Intn(len(s))] }
 	var leases []string // lease ids handed out: released and renewed at random
