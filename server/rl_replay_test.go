@@ -16,20 +16,39 @@ import (
 // be the same on both: the state the log rebuilds (limiter states, leases,
 // rules, expiries) decides exactly as the state it was built from.
 //
-// Seed 7 by default; a soak: TURNSTILE_RL_SEED=1-200 (a seed, list or
+// Each seed runs twice: with the default shards, and with one shard, where
+// every key shares its shard with every other (RL.CHECK's rules, expired
+// keys removed by a lookup, a table that grows under a command).
+//
+// Seeds 7 and 8 by default (with one shard, 8 fails in its first commands
+// without rlCheckRef); a soak: TURNSTILE_RL_SEED=1-200 (a seed, list or
 // range, as TURNSTILE_DIFF_SEED).
 func TestRLReplayRandom(t *testing.T) {
-	for _, seed := range envSeeds(t, "TURNSTILE_RL_SEED", []uint64{7}) {
-		t.Run("seed="+strconv.FormatUint(seed, 10), func(t *testing.T) { rlReplayRandom(t, int64(seed)) })
+	for _, seed := range envSeeds(t, "TURNSTILE_RL_SEED", []uint64{7, 8}) {
+		for _, shards := range []int{0, 1} {
+			name := "seed=" + strconv.FormatUint(seed, 10)
+			if shards > 0 {
+				name += "/shards=" + strconv.Itoa(shards)
+			}
+			t.Run(name, func(t *testing.T) { rlReplayRandom(t, int64(seed), shards) })
+		}
 	}
 }
 
-func rlReplayRandom(t *testing.T, seed int64) {
+// rlReplayRandom is one run of TestRLReplayRandom; shards > 0 sets the
+// servers' number of shards.
+func rlReplayRandom(t *testing.T, seed int64, shards int) {
+	setShards := func(c *Config) {
+		if shards > 0 {
+			c.Shards = shards
+		}
+	}
 	logged := newRestartable(t, func(c *Config) {
 		c.Persist.AppendOnly = true
 		c.Persist.Save = nil
+		setShards(c)
 	})
-	_, addr, clk := newTestServer(t)
+	_, addr, clk := newTestServer(t, setShards)
 	live := dialRaw(t, addr)
 	r := rand.New(rand.NewSource(seed))
 	keys := []string{"k0", "k1", "k2", "k3"}
