@@ -38,13 +38,26 @@ import (
 //	TURNSTILE_DIFF_SEED=1-200 TURNSTILE_DIFF_N=20000 go test ./server/ -run TestDifferentialRandom -timeout 2h
 //
 // TURNSTILE_DIFF_SEED takes a seed, a list (1,5,9) or a range (1-200);
-// TURNSTILE_DIFF_N is the number of steps per seed.
+// TURNSTILE_DIFF_N is the number of steps per seed; TURNSTILE_DIFF_SHARDS
+// sets Turnstile's number of shards (1: every key shares one shard, so a
+// command's change to one key can move another it is working on).
 func TestDifferentialRandom(t *testing.T) {
 	redisAddr := startRedis(t)
+	shards := 0
+	if s := os.Getenv("TURNSTILE_DIFF_SHARDS"); s != "" {
+		v, err := strconv.Atoi(s)
+		if err != nil || v < 1 {
+			t.Fatalf("TURNSTILE_DIFF_SHARDS=%q: want a positive integer", s)
+		}
+		shards = v
+	}
 	ts := newRestartable(t, func(c *Config) {
 		c.Clock = clock.NewMonotonic()
 		c.Persist.AppendOnly = true // at the end, the log must load what was served
 		c.Persist.Save = nil
+		if shards > 0 {
+			c.Shards = shards
+		}
 	})
 	tsAddr := ts.srv.Addr().String()
 	seeds, n := diffSettings(t)
