@@ -619,6 +619,49 @@ var zsetEntries = []genEntry{
 		}
 		return c
 	}},
+	{4, func(g *gen) dcmd { // ZUNION, ZINTER, ZDIFF and their STORE forms
+		name := g.pick([]string{"ZUNION", "ZINTER", "ZDIFF", "ZUNIONSTORE", "ZINTERSTORE", "ZDIFFSTORE"})
+		ks := g.some(1+g.r.IntN(3), g.key)
+		args := []string{name}
+		all := ks
+		if strings.HasSuffix(name, "STORE") {
+			dst := g.key()
+			args, all = append(args, dst), append([]string{dst}, ks...)
+		}
+		args = append(args, g.numKeys(len(ks)))
+		args = append(args, ks...)
+		if !strings.HasPrefix(name, "ZDIFF") || g.maybe(3) {
+			if g.maybe(30) {
+				args = append(args, "WEIGHTS")
+				for range ks {
+					args = append(args, g.floatArg())
+				}
+			}
+			if g.maybe(25) {
+				args = append(args, "AGGREGATE", g.pick([]string{"SUM", "MIN", "MAX", "min", "avg"}))
+			}
+		}
+		if g.maybe(40) {
+			args = append(args, g.kw("WITHSCORES"))
+		}
+		return mkCmd(all, args...)
+	}},
+	{2, func(g *gen) dcmd {
+		ks := g.some(1+g.r.IntN(3), g.key)
+		c := mkCmd(ks, append([]string{"ZINTERCARD", g.numKeys(len(ks))}, ks...)...)
+		if g.maybe(40) {
+			c.args = append(c.args, "LIMIT", g.count())
+		}
+		return c
+	}},
+}
+
+// numKeys is the numkeys argument for n keys, sometimes a wrong one.
+func (g *gen) numKeys(n int) string {
+	if g.maybe(8) {
+		return g.pick([]string{"0", "-1", "abc", "1.5", strconv.Itoa(n + 1)})
+	}
+	return strconv.Itoa(n)
 }
 
 var listEntries = []genEntry{
@@ -832,6 +875,7 @@ var diffCommandNames = []string{
 	"ZADD", "ZREM", "ZINCRBY", "ZSCORE", "ZMSCORE", "ZCARD", "ZCOUNT", "ZLEXCOUNT", "ZRANK",
 	"ZREVRANK", "ZRANGE", "ZRANGEBYSCORE", "ZREVRANGEBYSCORE", "ZRANGEBYLEX", "ZREMRANGEBYSCORE",
 	"ZREMRANGEBYRANK", "ZREMRANGEBYLEX", "ZPOPMIN", "ZPOPMAX",
+	"ZUNION", "ZINTER", "ZDIFF", "ZUNIONSTORE", "ZINTERSTORE", "ZDIFFSTORE", "ZINTERCARD",
 	"LPUSH", "RPUSH", "LPUSHX", "RPUSHX", "LPOP", "RPOP", "LRANGE", "LTRIM", "LINDEX", "LSET",
 	"LLEN", "LREM", "LINSERT", "LPOS", "LMOVE", "RPOPLPUSH",
 	"XADD", "XLEN", "XRANGE", "XREVRANGE", "XTRIM", "XDEL",
