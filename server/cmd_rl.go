@@ -200,9 +200,21 @@ func rlFind(x *Ctx, key []byte, algo ratelimit.Algo, st *ratelimit.State) (ref s
 // algorithm, starts over (an empty state). found tells whether the key
 // existed (storeRL deletes it when its state has no effect left).
 func rlOpen(x *Ctx, key []byte, algo ratelimit.Algo, st *ratelimit.State, entries []ratelimit.Entry) (ref shards.Ref, found, ok bool) {
+	return rlOpenFor(x, key, algo, st, entries, false)
+}
+
+// rlOpenFor is rlOpen; forSet looks the key up with lookupForSet, for a
+// caller that then stores it through ref or discards ref (an expired key
+// is left in its slot for the store to rewrite in place).
+func rlOpenFor(x *Ctx, key []byte, algo ratelimit.Algo, st *ratelimit.State, entries []ratelimit.Entry, forSet bool) (ref shards.Ref, found, ok bool) {
 	x.noteHot(key)
-	e, ref, found := x.lookup(key)
-	if !rlLoad(x, e, found, st, entries) {
+	var e shards.Entry
+	if forSet {
+		e, ref, found = x.lookupForSet(key)
+	} else {
+		e, ref, found = x.lookup(key)
+	}
+	if !rlLoad(x, e, found, st, entries) { // a live key's error: nothing to discard
 		return ref, found, false
 	}
 	if !found || st.Algo != algo {
@@ -217,7 +229,7 @@ func rlOpen(x *Ctx, key []byte, algo ratelimit.Algo, st *ratelimit.State, entrie
 // the state is encoded, and done with, before the call returns.
 func rlApply(x *Ctx, key []byte, req rlRequest) (ratelimit.Decision, bool) {
 	var st ratelimit.State
-	ref, found, ok := rlOpen(x, key, req.algo, &st, x.ex.rlEntries[:0])
+	ref, found, ok := rlOpenFor(x, key, req.algo, &st, x.ex.rlEntries[:0], true)
 	if !ok {
 		return ratelimit.Decision{}, false
 	}
@@ -230,6 +242,7 @@ func rlApply(x *Ctx, key []byte, req rlRequest) (ratelimit.Decision, bool) {
 		x.s.stats.decided(x.cmd, d.Allowed)
 	}
 	if !d.Allowed || req.peek {
+		x.discard(ref)
 		return d, true
 	}
 	storeRL(x, ref, key, found, &st, d.ResetAfter)

@@ -52,6 +52,8 @@ func storeRL(x *Ctx, ref shards.Ref, key []byte, found bool, st *ratelimit.State
 	if ttl <= 0 {
 		if found {
 			x.del(key)
+		} else {
+			x.discard(ref) // an expired key left in place (rlOpenFor)
 		}
 		return
 	}

@@ -57,10 +57,10 @@ func cmdThrottle(x *Ctx) {
 	}
 	key := args[1]
 	x.noteHot(key)
-	e, ref, found := x.lookup(key)
+	e, ref, found := x.lookupForSet(key)
 	tat, errText := loadTAT(e, found)
 	if errText != "" {
-		x.w.Error(errText)
+		x.w.Error(errText) // only for a live key: nothing to discard
 		return
 	}
 	r := gcra.Decide(tat, found, x.now, q, nums[3])
@@ -69,7 +69,10 @@ func cmdThrottle(x *Ctx) {
 	case gcra.Store:
 		x.set(ref, key, shards.IntEntry(r.NewTAT, r.NewTAT))
 	case gcra.Delete:
+		x.discard(ref)
 		x.del(key)
+	default:
+		x.discard(ref)
 	}
 	reply := r.Reply()
 	x.w.Array(len(reply))

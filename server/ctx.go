@@ -21,6 +21,10 @@ type Ctx struct {
 	w    *resp.Writer
 	ex   *execution
 	ks   *shards.Map // the selected database; only this file's methods use it
+	// leftExpired: a lookupForSet left an expired key in place that no set
+	// or discard has followed yet (checked after the handler in lockcheck
+	// builds: run).
+	leftExpired bool
 }
 
 func (x *Ctx) init(s *Server, c *client, cmd *Command, args [][]byte, ex *execution) {
@@ -77,6 +81,28 @@ func (x *Ctx) lookup(key []byte) (shards.Entry, shards.Ref, bool) {
 	return x.ks.Lookup(key, x.now)
 }
 
+// lookupForSet is lookup for a handler that stores key through the Ref
+// (set) or calls discard before it changes anything else in key's shard:
+// an expired key stays in its slot for the set to rewrite in place
+// (shards.Map.LookupForSet).
+func (x *Ctx) lookupForSet(key []byte) (shards.Entry, shards.Ref, bool) {
+	if lockCheck {
+		x.checkHeld(x.c.db, x.ks.ShardOf(key))
+	}
+	e, r, found := x.ks.LookupForSet(key, x.now)
+	x.leftExpired = x.leftExpired || r.Expired()
+	return e, r, found
+}
+
+// discard removes the expired key a lookupForSet left in place, for a
+// handler that does not store key after all.
+func (x *Ctx) discard(r shards.Ref) {
+	if r.Expired() {
+		x.leftExpired = false
+	}
+	x.ks.Discard(r)
+}
+
 // put stores e under key in the selected database. The effect logged for
 // it holds e's bytes until the execution ends, so they must not change
 // before then: request arguments and opBytes do not; bytes read from the
@@ -111,6 +137,9 @@ func (x *Ctx) set(r shards.Ref, key []byte, e shards.Entry) {
 		if !r.Current() {
 			panic("lockcheck: " + x.cmd.FullName() + " stores a key through a stale shards.Ref (its shard changed since the lookup)")
 		}
+	}
+	if r.Expired() {
+		x.leftExpired = false
 	}
 	x.selected(key).Set(r, e)
 	x.record(persistence.Effect{Op: persistence.OpSet, DB: x.c.db, Key: key, Entry: e})

@@ -459,6 +459,9 @@ func (s *Server) run(x *Ctx) (failed bool) {
 		scriptErrs = x.ex.scriptErrs
 	}
 	x.cmd.Handler(x)
+	if lockCheck && x.leftExpired {
+		panic("lockcheck: " + x.cmd.FullName() + " left an expired key in place: a lookupForSet without a set or discard after it")
+	}
 	if x.c.trackOn && x.cmd.Has(command.Readonly) {
 		s.track.remember(x) // still holding the keys' shards
 	}

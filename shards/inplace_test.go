@@ -110,3 +110,56 @@ func TestInPlaceResumesAfterSnapshot(t *testing.T) {
 		t.Fatalf("live value %q", e.Str)
 	}
 }
+
+// TestLookupForSetReusesExpiredSlot: a key whose expiry passed is reported
+// missing and counted as expired by LookupForSet, but stays in its slot;
+// a Set through the Ref rewrites its record in place (no arena growth, no
+// change in the key count), and Discard removes it instead. Lookup keeps
+// deleting at once.
+func TestLookupForSetReusesExpiredSlot(t *testing.T) {
+	m := New(1)
+	m.Lock(0)
+	defer m.Unlock(0)
+	key := []byte("rl:{u1}:login")
+	for i := range 20 { // neighbours in the table
+		m.Put([]byte("other"+strconv.Itoa(i)), BytesEntry([]byte("v"), 0))
+	}
+	m.Put(key, BytesEntry([]byte("\x00state-aaaa"), 100))
+	keys, arena := m.Len(), len(m.shards[0].t.arena)
+
+	e, r, found := m.LookupForSet(key, 100)
+	if found || e.Kind != 0 || !r.Expired() || m.ExpiredKeys() != 1 || m.Len() != keys {
+		t.Fatalf("expired key: found %v entry %+v expired ref %v, %d expired, %d keys (want %d)", found, e, r.Expired(), m.ExpiredKeys(), m.Len(), keys)
+	}
+	m.Set(r, BytesEntry([]byte("\x00state-bbbb"), 200))
+	if got, ok := m.Get(key, 150); !ok || string(got.Str) != "\x00state-bbbb" || got.Exp != 200 {
+		t.Fatalf("after the Set: %q exp %d found %v", got.Str, got.Exp, ok)
+	}
+	if m.Len() != keys || len(m.shards[0].t.arena) != arena {
+		t.Fatalf("the Set was not in place: %d keys (want %d), arena %d bytes (was %d)", m.Len(), keys, len(m.shards[0].t.arena), arena)
+	}
+
+	// Not stored after all: Discard removes it, counted once.
+	if _, r, found = m.LookupForSet(key, 200); found || !r.Expired() {
+		t.Fatalf("second expiry: found %v, expired ref %v", found, r.Expired())
+	}
+	m.Discard(r)
+	if _, _, ok := m.Find(key); ok || m.Len() != keys-1 || m.ExpiredKeys() != 2 {
+		t.Fatalf("after Discard: present %v, %d keys (want %d), %d expired", ok, m.Len(), keys-1, m.ExpiredKeys())
+	}
+	for i := range 20 {
+		if _, ok := m.Get([]byte("other"+strconv.Itoa(i)), 0); !ok {
+			t.Fatalf("other%d lost", i)
+		}
+	}
+
+	// A live key, or a missing one: a plain Ref, and Discard does nothing.
+	m.Put(key, BytesEntry([]byte("\x00state-cccc"), 300))
+	if _, r, found = m.LookupForSet(key, 250); !found || r.Expired() {
+		t.Fatalf("live key: found %v, expired ref %v", found, r.Expired())
+	}
+	m.Discard(r)
+	if _, _, r2 := m.Find(key); !r2 {
+		t.Fatal("Discard removed a live key")
+	}
+}

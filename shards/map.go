@@ -165,6 +165,9 @@ type Ref struct {
 	key []byte
 	tag uint32
 	i   int // slot index; -1 when the key is absent
+	// expired: slot i holds the key, expired and already counted as such,
+	// left in place by LookupForSet for a Set (or Discard) through r.
+	expired bool
 }
 
 // SameShard reports whether r and o locate keys in one shard, where a
@@ -176,8 +179,13 @@ func (r Ref) SameShard(o Ref) bool { return r.s == o.s }
 // r was made (a key inserted, moved or removed). Requires r's shard locked.
 func (r Ref) Refind() Ref {
 	r.i = r.s.t.find(r.key, r.tag)
+	r.expired = r.expired && r.i >= 0
 	return r
 }
+
+// Expired reports whether r holds an expired key LookupForSet left in
+// place, which a Set or Discard through r must follow.
+func (r Ref) Expired() bool { return r.expired }
 
 // Current reports whether r is still valid: its slot holds its key, or
 // the key is still absent. For checks (the server's lockcheck builds): a
@@ -209,6 +217,42 @@ func (m *Map) Lookup(key []byte, now int64) (Entry, Ref, bool) {
 		m.touch(s, r.i, false)
 	}
 	return e, r, true
+}
+
+// LookupForSet is Lookup for a caller that, before anything else changes
+// key's shard, either stores key through the Ref (Set) or calls Discard. A
+// key whose expiry has passed is reported missing and counted as expired
+// as Lookup does, but left in its slot: the Set rewrites its record in
+// place (a limiter key that expired between two requests costs no delete,
+// no insert and no garbage), and Discard removes it. Requires key's shard
+// locked.
+func (m *Map) LookupForSet(key []byte, now int64) (Entry, Ref, bool) {
+	s, tag := m.locate(key)
+	r := Ref{s: s, key: key, tag: tag, i: s.t.find(key, tag)}
+	if r.i < 0 {
+		return Entry{}, r, false
+	}
+	e := s.t.entry(r.i)
+	if e.Exp != 0 && e.Exp <= now {
+		if !m.keepExpired.Load() {
+			m.expired(key)
+			r.expired = true
+		}
+		return Entry{}, r, false // (kept expired: hidden, and a Set replaces it)
+	}
+	if m.tracking.Load() != 0 {
+		m.touch(s, r.i, false)
+	}
+	return e, r, true
+}
+
+// Discard removes the expired key LookupForSet left in r's slot, for a
+// caller that does not store it; for any other Ref it does nothing.
+// Requires r's shard locked.
+func (m *Map) Discard(r Ref) {
+	if r.expired {
+		r.s.deleteAtLocked(r.i, r.key, r.s.t.expAt(r.i), false)
+	}
 }
 
 // SetExpireHook makes the Map call fn with the key of every key that a
@@ -284,11 +328,14 @@ func (m *Map) Set(r Ref, e Entry) {
 	}
 	s.beforeChangeLocked()
 	oldExp, existed := s.t.putAt(r.i, r.key, r.tag, e)
-	if !existed {
+	switch {
+	case !existed:
 		s.keys.Add(1)
 		if m.tracking.Load() != 0 {
 			m.touch(s, s.t.find(r.key, r.tag), true)
 		}
+	case r.expired && m.tracking.Load() != 0:
+		m.touch(s, r.i, true) // a new key in an expired one's slot (LookupForSet)
 	}
 	if d := expDelta(oldExp, e.Exp, existed); d != 0 {
 		s.expires.Add(d)

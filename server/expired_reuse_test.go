@@ -1,0 +1,61 @@
+package server
+
+import (
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestLimitersOnExpiredKeys: CL.THROTTLE and RL.LIMIT look a key up with
+// lookupForSet, which leaves an expired key in its slot for the store to
+// rewrite. Whatever the command does next, the key is counted as expired
+// once, a request that stores leaves one live key, and one that stores
+// nothing (denied, PEEK) leaves no key behind. Active expiry is off, so
+// every key here expires through the commands.
+func TestLimitersOnExpiredKeys(t *testing.T) {
+	_, addr, clk := newTestServer(t, func(c *Config) { c.EnableDebugCommand = "local" })
+	c := dialRaw(t, addr)
+	if got := c.do("DEBUG", "SET-ACTIVE-EXPIRE", "0"); got != "+OK\r\n" {
+		t.Fatalf("DEBUG SET-ACTIVE-EXPIRE 0: %q", got)
+	}
+	expired := func() string { return infoField(c.do("INFO", "stats"), "expired_keys") }
+	steps := []struct {
+		name    string
+		create  []string // makes the key, which then expires
+		cmd     []string // runs on the expired key
+		reply   string   // prefix of cmd's reply
+		present bool     // the key is there after cmd
+	}{
+		{"throttle stores", []string{"CL.THROTTLE", "k", "0", "1", "1"}, []string{"CL.THROTTLE", "k", "0", "1", "1"}, "*5\r\n:0\r\n", true},
+		{"throttle denies", []string{"CL.THROTTLE", "k", "0", "1", "1"}, []string{"CL.THROTTLE", "k", "0", "1", "1", "5"}, "*5\r\n:1\r\n", false},
+		{"limit stores", []string{"RL.LIMIT", "k", "GCRA", "1", "1s"}, []string{"RL.LIMIT", "k", "FIXED", "3", "1s"}, "*5\r\n:1\r\n", true},
+		{"limit denies", []string{"RL.LIMIT", "k", "SLIDING", "2", "1s"}, []string{"RL.LIMIT", "k", "LOG", "2", "1s", "COST", "3"}, "*5\r\n:0\r\n", false},
+		{"limit peeks", []string{"RL.LIMIT", "k", "FIXED", "2", "1s"}, []string{"RL.LIMIT", "k", "FIXED", "2", "1s", "PEEK"}, "*5\r\n:1\r\n", false},
+		{"queue stores", []string{"RL.QUEUE", "k", "5", "1s"}, []string{"RL.QUEUE", "k", "5", "1s"}, "*6\r\n:1\r\n", true},
+	}
+	for _, st := range steps {
+		c.do("FLUSHALL")
+		if got := c.do(st.create...); !strings.HasPrefix(got, "*") {
+			t.Fatalf("%s: %q: %q", st.name, st.create, got)
+		}
+		clk.Advance(time.Hour)
+		before := expired()
+		if got := c.do(st.cmd...); !strings.HasPrefix(got, st.reply) {
+			t.Fatalf("%s: %q: %q, want %q...", st.name, st.cmd, got, st.reply)
+		}
+		n, _ := strconv.ParseInt(before, 10, 64)
+		if after := expired(); after != itoa(n+1) {
+			t.Fatalf("%s: expired_keys %s -> %s, want one more", st.name, before, after)
+		}
+		wantKeys := map[bool]string{true: ":1\r\n", false: ":0\r\n"}[st.present]
+		if got := c.do("DBSIZE"); got != wantKeys {
+			t.Fatalf("%s: DBSIZE %q, want %q", st.name, got, wantKeys)
+		}
+		if st.present {
+			if got := c.do("PTTL", "k"); !strings.HasPrefix(got, ":") || strings.HasPrefix(got, ":-") {
+				t.Fatalf("%s: PTTL %q: the stored key must live and expire", st.name, got)
+			}
+		}
+	}
+}
