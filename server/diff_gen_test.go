@@ -432,6 +432,56 @@ var stringEntries = []genEntry{
 	{5, func(g *gen) dcmd { k := g.key(); return oneKey(k, "GET", k) }},
 	{4, func(g *gen) dcmd { k := g.key(); return oneKey(k, "INCR", k) }},
 	{3, func(g *gen) dcmd { k := g.key(); return oneKey(k, "APPEND", k, g.value()) }},
+	{3, func(g *gen) dcmd {
+		k := g.key()
+		bit := g.pick([]string{"0", "1", "1"})
+		if g.maybe(5) {
+			bit = g.pick([]string{"2", "-1", "x"})
+		}
+		return oneKey(k, "SETBIT", k, g.bitOffset(), bit)
+	}},
+	{2, func(g *gen) dcmd { k := g.key(); return oneKey(k, "GETBIT", k, g.bitOffset()) }},
+	{2, func(g *gen) dcmd {
+		k := g.key()
+		c := oneKey(k, "BITCOUNT", k)
+		if g.maybe(60) {
+			c.args = append(c.args, g.index(), g.index())
+			if g.maybe(50) {
+				c.args = append(c.args, g.kw(g.pick([]string{"BIT", "BYTE"})))
+			}
+		}
+		return c
+	}},
+	{2, func(g *gen) dcmd {
+		k := g.key()
+		c := oneKey(k, "BITPOS", k, g.pick([]string{"0", "1", "1", "2"}))
+		if g.maybe(60) {
+			c.args = append(c.args, g.index())
+			if g.maybe(60) {
+				c.args = append(c.args, g.index())
+				if g.maybe(50) {
+					c.args = append(c.args, g.kw(g.pick([]string{"BIT", "BYTE"})))
+				}
+			}
+		}
+		return c
+	}},
+	{2, func(g *gen) dcmd {
+		op := g.pick([]string{"AND", "OR", "XOR", "NOT"})
+		ks := g.some(2+g.r.IntN(2), g.key)
+		if op == "NOT" && !g.maybe(10) {
+			ks = ks[:2]
+		}
+		return mkCmd(ks, append([]string{"BITOP", op}, ks...)...)
+	}},
+}
+
+// bitOffset is a bit offset within a few bytes, sometimes a bad one.
+func (g *gen) bitOffset() string {
+	if g.maybe(5) {
+		return g.pick([]string{"-1", "x", "4294967296", "1.5"})
+	}
+	return strconv.Itoa(g.r.IntN(80))
 }
 
 var hashEntries = []genEntry{
@@ -867,7 +917,7 @@ func bulkStream(g *gen) dstep {
 var diffCommandNames = []string{
 	"DEL", "EXISTS", "TYPE", "OBJECT", "EXPIRE", "PERSIST", "TTL", "RENAME", "COPY",
 	"MOVE", "SWAPDB", "DUMP", "RESTORE", "COMMAND", "WATCH", "GETEX",
-	"SET", "GET", "INCR", "APPEND",
+	"SET", "GET", "INCR", "APPEND", "SETBIT", "GETBIT", "BITCOUNT", "BITPOS", "BITOP",
 	"HSET", "HSETNX", "HGET", "HMGET", "HGETALL", "HDEL", "HEXISTS", "HLEN", "HKEYS", "HVALS",
 	"HSTRLEN", "HINCRBY", "HINCRBYFLOAT",
 	"SADD", "SREM", "SMEMBERS", "SISMEMBER", "SMISMEMBER", "SCARD", "SINTER", "SUNION", "SDIFF",
