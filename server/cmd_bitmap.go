@@ -10,7 +10,7 @@ import (
 
 // Bitmaps: string values read and written as bit arrays, bit 0 being the
 // most significant bit of the first byte, as Redis 7.0's SETBIT, GETBIT,
-// BITCOUNT, BITPOS and BITOP (BITFIELD is not implemented). An integer
+// BITCOUNT, BITPOS, BITOP and BITFIELD (below). An integer
 // value is its decimal text. Redis's order of checks is kept: arguments
 // that need no key first, then the key's type, then the rest (BITCOUNT
 // and BITPOS read the key before their range). SETBIT logs the one byte it
@@ -369,4 +369,300 @@ func cmdBitOp(x *Ctx) {
 	}
 	x.put(dst, shards.BytesEntry(res, 0))
 	x.w.Int(int64(maxLen))
+}
+
+// BITFIELD and BITFIELD_RO: integers of 1 to 64 bits (unsigned: 63) at any
+// bit offset of a string, as Redis 7.0's bitfieldGeneric. All operations
+// are parsed first (their errors before the key's type), then run in
+// order, a GET seeing the SETs and INCRBYs before it; OVERFLOW sets how
+// the SETs and INCRBYs after it treat a value that does not fit: WRAP
+// (the default), SAT, or FAIL (nothing written, a nil reply). A command
+// with a write grows the value to the farthest bit it writes, even when
+// every write fails, as Redis does, and logs the bytes from the first it
+// writes to the last (a range effect).
+
+type bfOp struct {
+	op     byte // 'g', 's', 'i'
+	signed bool
+	bits   uint
+	off    int64
+	val    int64
+	ow     byte // 'w', 's', 'f'
+}
+
+const errBitfieldType = "ERR Invalid bitfield type. Use something like i16 u8. Note that u64 is not supported but i64 is."
+
+func bitfieldCommands() []*Command {
+	one := func(c *Command) *Command {
+		c.FirstKey, c.LastKey, c.Step, c.Group = 1, 1, 1, "bitmap"
+		return c
+	}
+	return []*Command{
+		one(&Command{Name: "bitfield", Access: []command.KeyAccess{command.KeyReadWrite}, Docs: "key:key [operation=(GET encoding:string offset:integer|[OVERFLOW overflow_block=(WRAP|SAT|FAIL)] write_operation=(SET encoding:string offset:integer value:integer|INCRBY encoding:string offset:integer increment:integer))...]", Arity: -2, Flags: command.Write | command.DenyOOM | command.AddsKeys, Since: "3.2.0",
+			Summary: "Performs arbitrary bitfield integer operations on strings.", Handler: cmdBitfield}),
+		one(&Command{Name: "bitfield_ro", Docs: "key:key [GET encoding:string offset:integer...]", Arity: -2, Flags: command.Readonly | command.Fast, Since: "6.0.0",
+			Summary: "Performs arbitrary read-only bitfield integer operations on strings.", Handler: cmdBitfield}),
+	}
+}
+
+// bitfieldType parses i1..i64 or u1..u63.
+func bitfieldType(b []byte) (signed bool, bits uint, ok bool) {
+	if len(b) < 2 || (b[0] != 'i' && b[0] != 'u') {
+		return false, 0, false
+	}
+	n, isInt := resp.ParseInt(b[1:])
+	signed = b[0] == 'i'
+	if !isInt || n < 1 || (signed && n > 64) || (!signed && n > 63) {
+		return false, 0, false
+	}
+	return signed, uint(n), true
+}
+
+// bitfieldOffset parses an offset, or #n for n times the type's width.
+func bitfieldOffset(x *Ctx, b []byte, bits uint) (int64, bool) {
+	hash := len(b) > 0 && b[0] == '#'
+	if hash {
+		b = b[1:]
+	}
+	n, ok := resp.ParseInt(b)
+	if ok && hash {
+		n *= int64(bits) // wraps like Redis's long long product
+	}
+	if !ok || n < 0 || n>>3 >= maxStringLen(x) {
+		x.w.Error(errBitOffset)
+		return 0, false
+	}
+	return n, true
+}
+
+func cmdBitfield(x *Ctx) {
+	ro := x.cmd.Name == "bitfield_ro"
+	var ops []bfOp
+	ow := byte('w')
+	readonly := true
+	var lowByte, highBit int64 = -1, 0
+	args := x.args
+	for j := 2; j < len(args); j++ {
+		left := len(args) - j - 1
+		var op byte
+		switch a := args[j]; {
+		case isKeyword(a, "get") && left >= 2:
+			op = 'g'
+		case isKeyword(a, "set") && left >= 3:
+			op = 's'
+		case isKeyword(a, "incrby") && left >= 3:
+			op = 'i'
+		case isKeyword(a, "overflow") && left >= 1:
+			j++
+			switch t := args[j]; {
+			case isKeyword(t, "wrap"):
+				ow = 'w'
+			case isKeyword(t, "sat"):
+				ow = 's'
+			case isKeyword(t, "fail"):
+				ow = 'f'
+			default:
+				x.w.Error("ERR Invalid OVERFLOW type specified")
+				return
+			}
+			continue
+		default:
+			x.w.Error(errSyntax)
+			return
+		}
+		signed, bits, ok := bitfieldType(args[j+1])
+		if !ok {
+			x.w.Error(errBitfieldType)
+			return
+		}
+		off, ok := bitfieldOffset(x, args[j+2], bits)
+		if !ok {
+			return
+		}
+		o := bfOp{op: op, signed: signed, bits: bits, off: off, ow: ow}
+		if op != 'g' {
+			readonly = false
+			if lowByte < 0 || off>>3 < lowByte {
+				lowByte = off >> 3
+			}
+			highBit = max(highBit, off+int64(bits)-1)
+			if o.val, ok = resp.ParseInt(args[j+3]); !ok {
+				x.w.Error(errNotInt)
+				return
+			}
+		}
+		ops = append(ops, o)
+		j += 3
+		if op == 'g' {
+			j--
+		}
+	}
+	if !readonly && ro {
+		x.w.Error("ERR BITFIELD_RO only supports the GET subcommand")
+		return
+	}
+	key := x.args[1]
+	e, found, ok := getString(x, key)
+	if !ok {
+		return
+	}
+	var buf [20]byte
+	var cur []byte
+	if found {
+		cur = stringBytes(e, buf[:0])
+	}
+	b := cur
+	if !readonly { // a new value, grown to the farthest bit written
+		if !checkStringLength(x, highBit>>3, 1) {
+			return
+		}
+		b = make([]byte, max(int64(len(cur)), highBit>>3+1))
+		copy(b, cur)
+	}
+	x.w.Array(len(ops))
+	for _, o := range ops {
+		old := getBitfield(b, o.off, o.bits)
+		if o.op == 'g' {
+			x.w.Int(signExtend(old, o.bits, o.signed))
+			continue
+		}
+		var next, reply uint64
+		var over bool
+		if o.signed {
+			v := signExtend(old, o.bits, true)
+			var nv int64
+			if o.op == 'i' {
+				w, ov := signedOverflow(v, o.val, o.bits, o.ow)
+				nv, over = v+o.val, ov
+				if ov {
+					nv = w
+				}
+				reply = uint64(nv)
+			} else {
+				w, ov := signedOverflow(o.val, 0, o.bits, o.ow)
+				nv, over = o.val, ov
+				if ov {
+					nv = w
+				}
+				reply = uint64(v)
+			}
+			next = uint64(nv)
+		} else {
+			if o.op == 'i' {
+				w, ov := unsignedOverflow(old, o.val, o.bits, o.ow)
+				next, over = old+uint64(o.val), ov
+				if ov {
+					next = w
+				}
+				reply = next
+			} else {
+				w, ov := unsignedOverflow(uint64(o.val), 0, o.bits, o.ow)
+				next, over = uint64(o.val), ov
+				if ov {
+					next = w
+				}
+				reply = old
+			}
+		}
+		if over && o.ow == 'f' {
+			x.w.Null()
+			continue
+		}
+		x.w.Int(int64(reply))
+		setBitfield(b, o.off, o.bits, next)
+	}
+	if readonly {
+		return
+	}
+	hi := highBit >> 3
+	if !found {
+		x.newRange(key, shards.BytesEntry(b, 0), lowByte, b[lowByte:hi+1])
+		return
+	}
+	x.putRange(key, shards.BytesEntry(b, e.Exp), lowByte, b[lowByte:hi+1])
+}
+
+// getBitfield reads bits bits at bit off of s, zeros past its end.
+func getBitfield(s []byte, off int64, bits uint) uint64 {
+	var v uint64
+	for i := range int64(bits) {
+		v = v<<1 | uint64(bitOf(s, off+i))
+	}
+	return v
+}
+
+// setBitfield writes the low bits bits of v at bit off of s (long enough).
+func setBitfield(s []byte, off int64, bits uint, v uint64) {
+	for i := range bits {
+		p := off + int64(i)
+		mask := byte(1) << (7 - uint(p&7))
+		if v>>(bits-1-i)&1 == 1 {
+			s[p>>3] |= mask
+		} else {
+			s[p>>3] &^= mask
+		}
+	}
+}
+
+// signExtend is v, a bits-wide field, as an integer: two's complement
+// when signed.
+func signExtend(v uint64, bits uint, signed bool) int64 {
+	if signed && bits < 64 && v&(1<<(bits-1)) != 0 {
+		v |= ^uint64(0) << bits
+	}
+	return int64(v)
+}
+
+// unsignedOverflow is Redis's checkUnsignedBitfieldOverflow: whether
+// value+incr leaves [0, 2^bits-1], and what WRAP or SAT make of it.
+func unsignedOverflow(value uint64, incr int64, bits uint, ow byte) (uint64, bool) {
+	maxv := uint64(1)<<bits - 1
+	maxIncr, minIncr := int64(maxv-value), int64(-value)
+	var sat uint64
+	switch {
+	case value > maxv || (incr > 0 && incr > maxIncr):
+		sat = maxv
+	case incr < 0 && incr < minIncr:
+		sat = 0
+	default:
+		return 0, false
+	}
+	if ow == 'w' {
+		return (value + uint64(incr)) &^ (^uint64(0) << bits), true
+	}
+	return sat, true
+}
+
+// signedOverflow is Redis's checkSignedBitfieldOverflow, for a bits-wide
+// two's complement field.
+func signedOverflow(value, incr int64, bits uint, ow byte) (int64, bool) {
+	maxv := int64(1<<63 - 1)
+	if bits < 64 {
+		maxv = 1<<(bits-1) - 1
+	}
+	minv := -maxv - 1
+	maxIncr := int64(uint64(maxv) - uint64(value))
+	minIncr := minv - value
+	var sat int64
+	switch {
+	case value > maxv || (bits != 64 && incr > maxIncr) || (value >= 0 && incr > 0 && incr > maxIncr):
+		sat = maxv
+	case value < minv || (bits != 64 && incr < minIncr) || (value < 0 && incr < 0 && incr < minIncr):
+		sat = minv
+	default:
+		return 0, false
+	}
+	if ow == 'w' {
+		c := uint64(value) + uint64(incr)
+		if bits < 64 {
+			mask := ^uint64(0) << bits
+			if c&(1<<(bits-1)) != 0 {
+				c |= mask
+			} else {
+				c &^= mask
+			}
+		}
+		return int64(c), true
+	}
+	return sat, true
 }

@@ -466,6 +466,8 @@ var stringEntries = []genEntry{
 		}
 		return c
 	}},
+	{3, func(g *gen) dcmd { k := g.key(); return g.bitfieldOps(oneKey(k, "BITFIELD", k), false) }},
+	{1, func(g *gen) dcmd { k := g.key(); return g.bitfieldOps(oneKey(k, "BITFIELD_RO", k), true) }},
 	{2, func(g *gen) dcmd {
 		op := g.pick([]string{"AND", "OR", "XOR", "NOT"})
 		ks := g.some(2+g.r.IntN(2), g.key)
@@ -474,6 +476,32 @@ var stringEntries = []genEntry{
 		}
 		return mkCmd(ks, append([]string{"BITOP", op}, ks...)...)
 	}},
+}
+
+// bitfieldOps appends one to three BITFIELD operations (GET only for
+// BITFIELD_RO, mostly).
+func (g *gen) bitfieldOps(c dcmd, ro bool) dcmd {
+	for range 1 + g.r.IntN(3) {
+		typ := g.pick([]string{"i", "u"}) + strconv.Itoa(1+g.r.IntN(64))
+		if g.maybe(5) {
+			typ = g.pick([]string{"u64", "i65", "x8", "i0"})
+		}
+		off := g.bitOffset()
+		if g.maybe(20) {
+			off = "#" + strconv.Itoa(g.r.IntN(6))
+		}
+		val := g.pick([]string{"0", "1", "-1", "5", "-100", "127", "128", "255", "256", "1000",
+			"9223372036854775807", "-9223372036854775808", "x"})
+		switch {
+		case g.maybe(25):
+			c.args = append(c.args, g.kw("OVERFLOW"), g.pick([]string{"WRAP", "SAT", "FAIL", "sat", "bad"}))
+		case ro && !g.maybe(10), g.maybe(40):
+			c.args = append(c.args, g.kw("GET"), typ, off)
+		default:
+			c.args = append(c.args, g.kw(g.pick([]string{"SET", "INCRBY"})), typ, off, val)
+		}
+	}
+	return c
 }
 
 // bitOffset is a bit offset within a few bytes, sometimes a bad one.
@@ -918,6 +946,7 @@ var diffCommandNames = []string{
 	"DEL", "EXISTS", "TYPE", "OBJECT", "EXPIRE", "PERSIST", "TTL", "RENAME", "COPY",
 	"MOVE", "SWAPDB", "DUMP", "RESTORE", "COMMAND", "WATCH", "GETEX",
 	"SET", "GET", "INCR", "APPEND", "SETBIT", "GETBIT", "BITCOUNT", "BITPOS", "BITOP",
+	"BITFIELD", "BITFIELD_RO",
 	"HSET", "HSETNX", "HGET", "HMGET", "HGETALL", "HDEL", "HEXISTS", "HLEN", "HKEYS", "HVALS",
 	"HSTRLEN", "HINCRBY", "HINCRBYFLOAT",
 	"SADD", "SREM", "SMEMBERS", "SISMEMBER", "SMISMEMBER", "SCARD", "SINTER", "SUNION", "SDIFF",
