@@ -198,25 +198,7 @@ func (r Ref) Current() bool { return r.s.t.find(r.key, r.tag) == r.i }
 // missing. A KindBytes entry's Str is a read-only view that stays valid after
 // later writes. Requires key's shard locked.
 func (m *Map) Lookup(key []byte, now int64) (Entry, Ref, bool) {
-	s, tag := m.locate(key)
-	r := Ref{s: s, key: key, tag: tag, i: s.t.find(key, tag)}
-	if r.i < 0 {
-		return Entry{}, r, false
-	}
-	e := s.t.entry(r.i)
-	if e.Exp != 0 && e.Exp <= now {
-		if m.keepExpired.Load() {
-			return Entry{}, r, false // hidden, not removed: a Set through r replaces it
-		}
-		s.deleteAtLocked(r.i, key, e.Exp, false)
-		m.expired(key)
-		r.i = -1
-		return Entry{}, r, false
-	}
-	if m.tracking.Load() != 0 {
-		m.touch(s, r.i, false)
-	}
-	return e, r, true
+	return m.lookup(key, now, false)
 }
 
 // LookupForSet is Lookup for a caller that, before anything else changes
@@ -227,6 +209,10 @@ func (m *Map) Lookup(key []byte, now int64) (Entry, Ref, bool) {
 // no insert and no garbage), and Discard removes it. Requires key's shard
 // locked.
 func (m *Map) LookupForSet(key []byte, now int64) (Entry, Ref, bool) {
+	return m.lookup(key, now, true)
+}
+
+func (m *Map) lookup(key []byte, now int64, forSet bool) (Entry, Ref, bool) {
 	s, tag := m.locate(key)
 	r := Ref{s: s, key: key, tag: tag, i: s.t.find(key, tag)}
 	if r.i < 0 {
@@ -234,11 +220,18 @@ func (m *Map) LookupForSet(key []byte, now int64) (Entry, Ref, bool) {
 	}
 	e := s.t.entry(r.i)
 	if e.Exp != 0 && e.Exp <= now {
-		if !m.keepExpired.Load() {
+		switch {
+		case m.keepExpired.Load():
+			// hidden, not removed: a Set through r replaces it
+		case forSet:
 			m.expired(key)
 			r.expired = true
+		default:
+			s.deleteAtLocked(r.i, key, e.Exp, false)
+			m.expired(key)
+			r.i = -1
 		}
-		return Entry{}, r, false // (kept expired: hidden, and a Set replaces it)
+		return Entry{}, r, false
 	}
 	if m.tracking.Load() != 0 {
 		m.touch(s, r.i, false)
