@@ -109,16 +109,11 @@ func cmdGetBit(x *Ctx) {
 	if !ok {
 		return
 	}
-	e, found, ok := getString(x, x.args[1])
-	if !ok {
-		return
-	}
-	if !found {
-		x.w.Int(0)
-		return
-	}
 	var buf [20]byte
-	x.w.Int(int64(bitOf(stringBytes(e, buf[:0]), off)))
+	s, _, ok := readBits(x, x.args[1], buf[:0])
+	if ok {
+		x.w.Int(int64(bitOf(s, off))) // no key: no bits set
+	}
 }
 
 // stringBytes is a string entry's value: its bytes, or an integer's
@@ -128,6 +123,17 @@ func stringBytes(e shards.Entry, buf []byte) []byte {
 		return e.AppendString(buf)
 	}
 	return e.Str
+}
+
+// readBits reads key's string value for a bit command (stringBytes, in
+// buf for an integer): found is false for no key, ok false after a
+// WRONGTYPE reply.
+func readBits(x *Ctx, key, buf []byte) (s []byte, found, ok bool) {
+	e, found, ok := getString(x, key)
+	if !ok || !found {
+		return nil, found, ok
+	}
+	return stringBytes(e, buf), true, true
 }
 
 // bitRange parses the range arguments of BITCOUNT (start end [unit]) and
@@ -204,7 +210,8 @@ func bitRange(x *Ctx, args [][]byte, n int64, bitpos bool) (lo, hi int64, endGiv
 
 // cmdBitCount implements BITCOUNT key [start end [BYTE|BIT]].
 func cmdBitCount(x *Ctx) {
-	e, found, ok := getString(x, x.args[1])
+	var buf [20]byte
+	s, found, ok := readBits(x, x.args[1], buf[:0])
 	if !ok {
 		return
 	}
@@ -212,8 +219,6 @@ func cmdBitCount(x *Ctx) {
 		x.w.Int(0)
 		return
 	}
-	var buf [20]byte
-	s := stringBytes(e, buf[:0])
 	lo, hi := int64(0), int64(len(s))<<3-1
 	switch len(x.args) {
 	case 2:
@@ -261,7 +266,8 @@ func cmdBitPos(x *Ctx) {
 		x.w.Error("ERR The bit argument must be 1 or 0.")
 		return
 	}
-	e, found, ok := getString(x, x.args[1])
+	var buf [20]byte
+	s, found, ok := readBits(x, x.args[1], buf[:0])
 	if !ok {
 		return
 	}
@@ -269,8 +275,6 @@ func cmdBitPos(x *Ctx) {
 		x.w.Int(-want)
 		return
 	}
-	var buf [20]byte
-	s := stringBytes(e, buf[:0])
 	lo, hi, endGiven := int64(0), int64(len(s))<<3-1, false
 	switch len(x.args) {
 	case 3:
