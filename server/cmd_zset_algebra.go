@@ -21,8 +21,9 @@ import (
 //   - checks in Redis's order: numkeys, then the keys' types (WRONGTYPE
 //     before any bad option), then the options;
 //   - union and intersection visit the inputs from the smallest to the
-//     largest (a stable sort, as glibc's qsort is on these sizes) and
-//     aggregate in that order, so that a SUM of floats rounds as Redis's;
+//     largest and aggregate in that order, so that a SUM of floats rounds
+//     as Redis's; inputs of one size keep their order (a stable sort: the
+//     Redis 7.0 build the compat script runs against keeps it too);
 //   - a weighted score that is NaN (inf times 0) counts as 0, and so does
 //     a SUM of inf and -inf;
 //   - a stored result is built like a ZADD of its members, so it is a
