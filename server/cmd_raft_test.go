@@ -72,3 +72,31 @@ func TestInfoReplicationFromCluster(t *testing.T) {
 		t.Fatalf("plain INFO replication: %q", got)
 	}
 }
+
+// TestRoleFromCluster: ROLE reads INFO replication's fields: a follower
+// is a slave of the leader's RESP address, connected while its link is up;
+// a leader, like a server alone, is a master.
+func TestRoleFromCluster(t *testing.T) {
+	e := newFwdEnv(t)
+	set := func(info [][2]string) {
+		e.repl.mu.Lock()
+		e.repl.info = info
+		e.repl.mu.Unlock()
+	}
+	node := dialRaw(t, e.nodeAddr)
+	set([][2]string{{"role", "slave"}, {"master_host", "10.0.0.1"}, {"master_port", "6380"}, {"master_link_status", "up"}, {"raft_applied_index", "17"}})
+	if got, want := node.do("ROLE"), "*5\r\n$5\r\nslave\r\n$8\r\n10.0.0.1\r\n:6380\r\n$9\r\nconnected\r\n:17\r\n"; got != want {
+		t.Fatalf("follower ROLE: %q, want %q", got, want)
+	}
+	set([][2]string{{"role", "slave"}, {"master_host", ""}, {"master_port", ""}, {"master_link_status", "down"}, {"raft_applied_index", "3"}})
+	if got, want := node.do("ROLE"), "*5\r\n$5\r\nslave\r\n$0\r\n\r\n:0\r\n$7\r\nconnect\r\n:3\r\n"; got != want {
+		t.Fatalf("follower without a leader, ROLE: %q, want %q", got, want)
+	}
+	set([][2]string{{"role", "master"}, {"raft_applied_index", "42"}})
+	if got, want := node.do("ROLE"), "*3\r\n$6\r\nmaster\r\n:42\r\n*0\r\n"; got != want {
+		t.Fatalf("leader ROLE: %q, want %q", got, want)
+	}
+	if got, want := dialRaw(t, e.leaderAddr).do("ROLE"), "*3\r\n$6\r\nmaster\r\n:0\r\n*0\r\n"; got != want {
+		t.Fatalf("plain ROLE: %q, want %q", got, want)
+	}
+}

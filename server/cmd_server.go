@@ -3,6 +3,7 @@ package server
 import (
 	"errors"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/turnstile/turnstile/command"
@@ -18,6 +19,8 @@ func serverCommands() []*Command {
 			Summary: "A container for server configuration commands.", Subs: configSubcommands()},
 		{Name: "time", Arity: 1, Flags: command.Loading | command.Stale | command.Fast | command.Random | command.Leader, Group: "server", Since: "2.6.0",
 			Summary: "Returns the server time.", Handler: cmdTime},
+		{Name: "role", Arity: 1, Flags: command.NoScript | command.Loading | command.Stale | command.Fast, Cats: command.CatAdmin | command.CatDangerous, Group: "server", Since: "2.8.12",
+			Summary: "Returns the replication role.", Handler: cmdRole},
 		{Name: "dbsize", Arity: 1, Flags: command.Readonly | command.Fast, Cats: command.CatKeyspace, Group: "server", Since: "1.0.0",
 			Summary: "Returns the number of keys in the database.", Handler: cmdDBSize},
 		{Name: "flushdb", Docs: "[flush-type=(ASYNC|SYNC)]", Arity: -1, Flags: command.Write | command.Keyspace, Cats: command.CatKeyspace | command.CatDangerous, Group: "server", Since: "1.0.0",
@@ -31,6 +34,39 @@ func cmdTime(x *Ctx) {
 	x.w.Array(2)
 	x.w.BulkInt(x.now / 1e9)
 	x.w.BulkInt(x.now % 1e9 / 1e3)
+}
+
+// cmdRole implements ROLE from INFO replication's fields: a standalone
+// server, and a cluster's leader, are a master (offset: the Raft applied
+// index; the replica list is empty, RAFT.INFO lists the members), a
+// follower is a slave of the leader's RESP address, "connected" while it
+// knows one.
+func cmdRole(x *Ctx) {
+	fields := map[string]string{"role": "master", "raft_applied_index": "0"}
+	if x.s.repl != nil {
+		for _, f := range x.s.repl.Info() {
+			fields[f[0]] = f[1]
+		}
+	}
+	offset, _ := strconv.ParseInt(fields["raft_applied_index"], 10, 64)
+	if fields["role"] == "master" {
+		x.w.Array(3)
+		x.w.BulkString("master")
+		x.w.Int(offset)
+		x.w.Array(0)
+		return
+	}
+	port, _ := strconv.ParseInt(fields["master_port"], 10, 64)
+	state := "connect"
+	if fields["master_link_status"] == "up" {
+		state = "connected"
+	}
+	x.w.Array(5)
+	x.w.BulkString("slave")
+	x.w.BulkString(fields["master_host"])
+	x.w.Int(port)
+	x.w.BulkString(state)
+	x.w.Int(offset)
 }
 
 func cmdDBSize(x *Ctx) { x.w.Int(x.dbSize()) }
