@@ -72,23 +72,18 @@ func cmdSetBit(x *Ctx) {
 		x.w.Error(errBitValue)
 		return
 	}
-	e, found, ok := getString(x, key)
+	var buf [20]byte
+	e, cur, found, ok := readBits(x, key, buf[:0])
 	if !ok {
 		return
 	}
-	var cur []byte
-	if found {
-		cur = e.AppendString(nil)
-	}
 	old := bitOf(cur, off)
 	at := off >> 3
-	grows := at >= int64(len(cur))
 	x.w.Int(int64(old))
-	if found && !grows && int64(old) == on {
-		return
+	if found && at < int64(len(cur)) && int64(old) == on {
+		return // no change, no growth
 	}
-	n := max(int64(len(cur)), at+1)
-	b := make([]byte, n) // a new value: stored values are immutable
+	b := make([]byte, max(int64(len(cur)), at+1)) // a new value: stored values are immutable
 	copy(b, cur)
 	mask := byte(1) << (7 - uint(off&7))
 	if on == 1 {
@@ -96,11 +91,7 @@ func cmdSetBit(x *Ctx) {
 	} else {
 		b[at] &^= mask
 	}
-	if !found {
-		x.newRange(key, shards.BytesEntry(b, 0), at, b[at:at+1])
-		return
-	}
-	x.putRange(key, shards.BytesEntry(b, e.Exp), at, b[at:at+1])
+	x.storeRange(key, e, found, b, at, b[at:at+1])
 }
 
 // cmdGetBit implements GETBIT key offset.
@@ -110,7 +101,7 @@ func cmdGetBit(x *Ctx) {
 		return
 	}
 	var buf [20]byte
-	s, _, ok := readBits(x, x.args[1], buf[:0])
+	_, s, _, ok := readBits(x, x.args[1], buf[:0])
 	if ok {
 		x.w.Int(int64(bitOf(s, off))) // no key: no bits set
 	}
@@ -125,29 +116,29 @@ func stringBytes(e shards.Entry, buf []byte) []byte {
 	return e.Str
 }
 
-// readBits reads key's string value for a bit command (stringBytes, in
-// buf for an integer): found is false for no key, ok false after a
-// WRONGTYPE reply.
-func readBits(x *Ctx, key, buf []byte) (s []byte, found, ok bool) {
-	e, found, ok := getString(x, key)
+// readBits reads key's string entry and its value for a bit command
+// (stringBytes, in buf for an integer): found is false for no key, ok
+// false after a WRONGTYPE reply.
+func readBits(x *Ctx, key, buf []byte) (e shards.Entry, s []byte, found, ok bool) {
+	e, found, ok = getString(x, key)
 	if !ok || !found {
-		return nil, found, ok
+		return e, nil, found, ok
 	}
-	return stringBytes(e, buf), true, true
+	return e, stringBytes(e, buf), true, true
 }
 
 // bitRange parses the range arguments of BITCOUNT (start end [unit]) and
 // BITPOS (start [end [unit]]) for a value of n bytes, as Redis 7.0 does:
 // BITCOUNT reads start, end, then the unit, BITPOS start, the unit, then
 // end; negative indexes count from the end, the range is clamped to the
-// value, and BITCOUNT answers 0 at once for a negative start past a
-// negative end. It returns the bit range [lo, hi] (in BYTE units whole
-// bytes), empty when there is none; endGiven reports whether an end was
-// given. ok is false after an error reply.
-func bitRange(x *Ctx, args [][]byte, n int64, bitpos bool) (lo, hi int64, endGiven, empty, ok bool) {
-	fail := func(err string) (int64, int64, bool, bool, bool) {
+// value, and BITCOUNT's range is empty at once for a negative start past
+// a negative end. It returns the bit range [lo, hi] (in BYTE units whole
+// bytes; lo > hi when empty); endGiven reports whether an end was given.
+// ok is false after an error reply.
+func bitRange(x *Ctx, args [][]byte, n int64, bitpos bool) (lo, hi int64, endGiven, ok bool) {
+	fail := func(err string) (int64, int64, bool, bool) {
 		x.w.Error(err)
-		return 0, 0, false, false, false
+		return 0, 0, false, false
 	}
 	start, okStart := resp.ParseInt(args[0])
 	if !okStart {
@@ -187,7 +178,7 @@ func bitRange(x *Ctx, args [][]byte, n int64, bitpos bool) (lo, hi int64, endGiv
 		end = total - 1
 	}
 	if !bitpos && start < 0 && end < 0 && start > end {
-		return 0, 0, endGiven, true, true
+		return 0, -1, endGiven, true
 	}
 	if start < 0 {
 		start += total
@@ -200,18 +191,18 @@ func bitRange(x *Ctx, args [][]byte, n int64, bitpos bool) (lo, hi int64, endGiv
 		end = total - 1
 	}
 	if start > end {
-		return 0, 0, endGiven, true, true
+		return 0, -1, endGiven, true
 	}
 	if !isBit {
-		return start << 3, end<<3 | 7, endGiven, false, true
+		return start << 3, end<<3 | 7, endGiven, true
 	}
-	return start, end, endGiven, false, true
+	return start, end, endGiven, true
 }
 
 // cmdBitCount implements BITCOUNT key [start end [BYTE|BIT]].
 func cmdBitCount(x *Ctx) {
 	var buf [20]byte
-	s, found, ok := readBits(x, x.args[1], buf[:0])
+	_, s, found, ok := readBits(x, x.args[1], buf[:0])
 	if !ok {
 		return
 	}
@@ -223,11 +214,7 @@ func cmdBitCount(x *Ctx) {
 	switch len(x.args) {
 	case 2:
 	case 4, 5:
-		var empty bool
-		if lo, hi, _, empty, ok = bitRange(x, x.args[2:], int64(len(s)), false); !ok {
-			return
-		} else if empty {
-			x.w.Int(0)
+		if lo, hi, _, ok = bitRange(x, x.args[2:], int64(len(s)), false); !ok {
 			return
 		}
 	default:
@@ -267,7 +254,7 @@ func cmdBitPos(x *Ctx) {
 		return
 	}
 	var buf [20]byte
-	s, found, ok := readBits(x, x.args[1], buf[:0])
+	_, s, found, ok := readBits(x, x.args[1], buf[:0])
 	if !ok {
 		return
 	}
@@ -279,18 +266,14 @@ func cmdBitPos(x *Ctx) {
 	switch len(x.args) {
 	case 3:
 	case 4, 5, 6:
-		var empty bool
-		if lo, hi, endGiven, empty, ok = bitRange(x, x.args[3:], int64(len(s)), true); !ok {
-			return
-		} else if empty {
-			x.w.Int(-1)
+		if lo, hi, endGiven, ok = bitRange(x, x.args[3:], int64(len(s)), true); !ok {
 			return
 		}
 	default:
 		x.w.Error(errSyntax)
 		return
 	}
-	if lo > hi { // an empty value
+	if lo > hi { // an empty range, or an empty value
 		x.w.Int(-1)
 		return
 	}
@@ -338,7 +321,7 @@ func cmdBitOp(x *Ctx) {
 			return
 		}
 		if found {
-			srcs[i] = e.AppendString(nil)
+			srcs[i] = stringBytes(e, nil) // read-only views: the result is a new value
 			maxLen = max(maxLen, len(srcs[i]))
 		}
 	}
@@ -506,14 +489,10 @@ func cmdBitfield(x *Ctx) {
 		return
 	}
 	key := x.args[1]
-	e, found, ok := getString(x, key)
+	var buf [20]byte
+	e, cur, found, ok := readBits(x, key, buf[:0])
 	if !ok {
 		return
-	}
-	var buf [20]byte
-	var cur []byte
-	if found {
-		cur = stringBytes(e, buf[:0])
 	}
 	b := cur
 	if !readonly { // a new value, grown to the farthest bit written
@@ -530,60 +509,53 @@ func cmdBitfield(x *Ctx) {
 			x.w.Int(signExtend(old, o.bits, o.signed))
 			continue
 		}
-		var next, reply uint64
-		var over bool
-		if o.signed {
-			v := signExtend(old, o.bits, true)
-			var nv int64
-			if o.op == 'i' {
-				w, ov := signedOverflow(v, o.val, o.bits, o.ow)
-				nv, over = v+o.val, ov
-				if ov {
-					nv = w
-				}
-				reply = uint64(nv)
-			} else {
-				w, ov := signedOverflow(o.val, 0, o.bits, o.ow)
-				nv, over = o.val, ov
-				if ov {
-					nv = w
-				}
-				reply = uint64(v)
-			}
-			next = uint64(nv)
-		} else {
-			if o.op == 'i' {
-				w, ov := unsignedOverflow(old, o.val, o.bits, o.ow)
-				next, over = old+uint64(o.val), ov
-				if ov {
-					next = w
-				}
-				reply = next
-			} else {
-				w, ov := unsignedOverflow(uint64(o.val), 0, o.bits, o.ow)
-				next, over = uint64(o.val), ov
-				if ov {
-					next = w
-				}
-				reply = old
-			}
-		}
+		next, reply, over := o.write(old)
 		if over && o.ow == 'f' {
 			x.w.Null()
 			continue
 		}
-		x.w.Int(int64(reply))
+		x.w.Int(reply)
 		setBitfield(b, o.off, o.bits, next)
 	}
-	if readonly {
-		return
+	if !readonly {
+		x.storeRange(key, e, found, b, lowByte, b[lowByte:highBit>>3+1])
 	}
-	hi := highBit >> 3
-	if !found {
-		x.newRange(key, shards.BytesEntry(b, 0), lowByte, b[lowByte:hi+1])
-		return
+}
+
+// write runs a SET or INCRBY on a field holding old: the bits to store,
+// the reply (SET: the old value, INCRBY: the new one), and whether the
+// value did not fit (what is stored is then WRAP's or SAT's; FAIL stores
+// nothing).
+func (o bfOp) write(old uint64) (next uint64, reply int64, over bool) {
+	if o.signed {
+		prev := signExtend(old, o.bits, true)
+		base, incr := o.val, int64(0) // SET: the value, checked as is
+		if o.op == 'i' {
+			base, incr = prev, o.val
+		}
+		v := base + incr
+		if w, ov := signedOverflow(base, incr, o.bits, o.ow); ov {
+			v, over = w, true
+		}
+		reply = v
+		if o.op == 's' {
+			reply = prev
+		}
+		return uint64(v), reply, over
 	}
-	x.putRange(key, shards.BytesEntry(b, e.Exp), lowByte, b[lowByte:hi+1])
+	base, incr := uint64(o.val), int64(0)
+	if o.op == 'i' {
+		base, incr = old, o.val
+	}
+	next = base + uint64(incr)
+	if w, ov := unsignedOverflow(base, incr, o.bits, o.ow); ov {
+		next, over = w, true
+	}
+	reply = int64(next)
+	if o.op == 's' {
+		reply = int64(old)
+	}
+	return next, reply, over
 }
 
 // getBitfield reads bits bits at bit off of s, zeros past its end.

@@ -538,7 +538,7 @@ func cmdSetRange(x *Ctx) {
 		}
 		b := make([]byte, int(off)+len(val))
 		copy(b[off:], val)
-		x.newRange(key, shards.BytesEntry(b, 0), off, val) // logs val at off, not the zeros before it
+		x.storeRange(key, e, false, b, off, val) // logs val at off, not the zeros before it
 		x.w.Int(int64(len(b)))
 		return
 	}
@@ -554,7 +554,7 @@ func cmdSetRange(x *Ctx) {
 	b := make([]byte, n) // a new value: stored values are immutable
 	e.AppendString(b[:0])
 	copy(b[off:], val)
-	x.putRange(key, shards.BytesEntry(b, e.Exp), off, val) // logs val at off, not the value
+	x.storeRange(key, e, true, b, off, val) // logs val at off, not the value
 	x.w.Int(int64(n))
 }
 

@@ -608,19 +608,33 @@ func (sp *zrangeSpec) ranks(z *coll.ZSet) (start, count int) {
 // zrangeStore writes count members from start (in the request's
 // direction) of z to the destination key as a new sorted set.
 func zrangeStore(x *Ctx, z *coll.ZSet, start, count int, rev bool) {
-	v := coll.NewZSet()
-	if count > 0 {
-		args := make([][]byte, 0, 2*count)
+	v := newZSetOf(count, func(add func(member []byte, score float64)) {
 		z.Walk(start, count, rev, func(m []byte, s float64) bool {
-			args = append(args, strconv.AppendFloat(nil, s, 'g', -1, 64), append([]byte(nil), m...))
+			add(m, s)
 			return true
 		})
-		if _, _, err := coll.Apply(v, coll.OpZAdd, args); err != nil {
-			panic(err) // scores from a set are always valid
-		}
-	}
+	})
 	x.storeValue(x.args[1], shards.KindZSet, v)
 	x.w.Int(int64(v.Len()))
+}
+
+// newZSetOf builds a sorted set from the n members and scores fill passes
+// to add (copied), as a ZADD of them would, so that it has the encoding
+// ZADD gives: Redis's for a stored result (ZRANGESTORE, ZUNIONSTORE...).
+// The scores must not be NaN.
+func newZSetOf(n int, fill func(add func(member []byte, score float64))) *coll.ZSet {
+	v := coll.NewZSet()
+	if n == 0 {
+		return v
+	}
+	args := make([][]byte, 0, 2*n)
+	fill(func(m []byte, s float64) {
+		args = append(args, strconv.AppendFloat(nil, s, 'g', -1, 64), append([]byte(nil), m...))
+	})
+	if _, _, err := coll.Apply(v, coll.OpZAdd, args); err != nil {
+		panic(err) // no NaN: every score is valid
+	}
+	return v
 }
 
 // cmdZRemRange serves ZREMRANGEBYSCORE, ZREMRANGEBYRANK and

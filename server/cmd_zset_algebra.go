@@ -1,11 +1,10 @@
 package server
 
 import (
-	"bytes"
 	"cmp"
 	"math"
 	"slices"
-	"strconv"
+	"strings"
 
 	"github.com/turnstile/turnstile/coll"
 	"github.com/turnstile/turnstile/command"
@@ -50,18 +49,18 @@ func zsetAlgebraCommands() []*Command {
 	}
 }
 
-// zstoreKeys names the inputs of a STORE form (numkeys at 2).
-var zstoreKeys = numKeysLocks(2)
-
-// zstoreLocks names a STORE form's keys: the destination and the inputs,
-// none when numkeys is invalid (the command fails before using any), as
-// Redis's COMMAND GETKEYS does.
-func zstoreLocks(args [][]byte, db, ndb int, add func(int, []byte)) {
-	if n := numKeysArg(args[2]); n < 1 || n > int64(len(args)-3) {
+// zstoreLocks names a STORE form's keys: the destination and the inputs
+// (numkeys at 2, read as numKeysLocks does), none when numkeys is invalid
+// (the command fails before using any), as Redis's COMMAND GETKEYS does.
+func zstoreLocks(args [][]byte, db, _ int, add func(int, []byte)) {
+	n := numKeysArg(args[2])
+	if n < 1 || n > int64(len(args)-3) {
 		return
 	}
 	add(db, args[1])
-	zstoreKeys(args, db, ndb, add)
+	for _, k := range args[3 : 3+n] {
+		add(db, k)
+	}
 }
 
 // Operations and aggregates.
@@ -250,23 +249,15 @@ func cmdZAlgebra(x *Ctx) {
 	default:
 		out = zDiffOf(src)
 	}
-	slices.SortFunc(out, func(a, b zmember) int {
-		if c := cmp.Compare(a.score, b.score); c != 0 {
-			return c
-		}
-		return bytes.Compare([]byte(a.m), []byte(b.m))
+	slices.SortFunc(out, func(a, b zmember) int { // a sorted set's order
+		return cmp.Or(cmp.Compare(a.score, b.score), strings.Compare(a.m, b.m))
 	})
 	if dst != nil {
-		v := coll.NewZSet()
-		if len(out) > 0 {
-			args := make([][]byte, 0, 2*len(out))
+		v := newZSetOf(len(out), func(add func([]byte, float64)) {
 			for _, e := range out {
-				args = append(args, strconv.AppendFloat(nil, e.score, 'g', -1, 64), []byte(e.m))
+				add([]byte(e.m), e.score) // never NaN (weighted, aggregate)
 			}
-			if _, _, err := coll.Apply(v, coll.OpZAdd, args); err != nil {
-				panic(err) // scores computed here are never NaN
-			}
-		}
+		})
 		x.storeValue(dst, shards.KindZSet, v)
 		x.w.Int(int64(v.Len()))
 		return

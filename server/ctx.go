@@ -22,8 +22,8 @@ type Ctx struct {
 	ex   *execution
 	ks   *shards.Map // the selected database; only this file's methods use it
 	// leftExpired: a lookupForSet left an expired key in place that no set
-	// or discard has followed yet (checked after the handler in lockcheck
-	// builds: run).
+	// or discard has followed yet (kept and checked after the handler in
+	// lockcheck builds only: run).
 	leftExpired bool
 }
 
@@ -90,14 +90,16 @@ func (x *Ctx) lookupForSet(key []byte) (shards.Entry, shards.Ref, bool) {
 		x.checkHeld(x.c.db, x.ks.ShardOf(key))
 	}
 	e, r, found := x.ks.LookupForSet(key, x.now)
-	x.leftExpired = x.leftExpired || r.Expired()
+	if lockCheck {
+		x.leftExpired = x.leftExpired || r.Expired()
+	}
 	return e, r, found
 }
 
 // discard removes the expired key a lookupForSet left in place, for a
 // handler that does not store key after all.
 func (x *Ctx) discard(r shards.Ref) {
-	if r.Expired() {
+	if lockCheck && r.Expired() {
 		x.leftExpired = false
 	}
 	x.ks.Discard(r)
@@ -137,9 +139,9 @@ func (x *Ctx) set(r shards.Ref, key []byte, e shards.Entry) {
 		if !r.Current() {
 			panic("lockcheck: " + x.cmd.FullName() + " stores a key through a stale shards.Ref (its shard changed since the lookup)")
 		}
-	}
-	if r.Expired() {
-		x.leftExpired = false
+		if r.Expired() {
+			x.leftExpired = false
+		}
 	}
 	x.selected(key).Set(r, e)
 	x.record(persistence.Effect{Op: persistence.OpSet, DB: x.c.db, Key: key, Entry: e})

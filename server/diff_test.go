@@ -43,14 +43,7 @@ import (
 // command's change to one key can move another it is working on).
 func TestDifferentialRandom(t *testing.T) {
 	redisAddr := startRedis(t)
-	shards := 0
-	if s := os.Getenv("TURNSTILE_DIFF_SHARDS"); s != "" {
-		v, err := strconv.Atoi(s)
-		if err != nil || v < 1 {
-			t.Fatalf("TURNSTILE_DIFF_SHARDS=%q: want a positive integer", s)
-		}
-		shards = v
-	}
+	shards := envPositive(t, "TURNSTILE_DIFF_SHARDS", 0)
 	ts := newRestartable(t, func(c *Config) {
 		c.Clock = clock.NewMonotonic()
 		c.Persist.AppendOnly = true // at the end, the log must load what was served
@@ -240,16 +233,21 @@ type diffRun struct {
 }
 
 func diffSettings(t *testing.T) ([]uint64, int) {
-	seeds := []uint64{1, 2, 3}
-	n := 2000
-	if s := os.Getenv("TURNSTILE_DIFF_N"); s != "" {
-		v, err := strconv.Atoi(s)
-		if err != nil || v < 1 {
-			t.Fatalf("TURNSTILE_DIFF_N=%q: want a positive integer", s)
-		}
-		n = v
+	return envSeeds(t, "TURNSTILE_DIFF_SEED", []uint64{1, 2, 3}), envPositive(t, "TURNSTILE_DIFF_N", 2000)
+}
+
+// envPositive reads a positive integer from the environment variable
+// name; def when it is unset.
+func envPositive(t *testing.T, name string, def int) int {
+	s := os.Getenv(name)
+	if s == "" {
+		return def
 	}
-	return envSeeds(t, "TURNSTILE_DIFF_SEED", seeds), n
+	v, err := strconv.Atoi(s)
+	if err != nil || v < 1 {
+		t.Fatalf("%s=%q: want a positive integer", name, s)
+	}
+	return v
 }
 
 // envSeeds reads the seeds of a random test from the environment variable

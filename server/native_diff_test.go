@@ -404,11 +404,11 @@ func TestNativeScriptsMatchLua(t *testing.T) {
 				}
 			}
 			kinds := map[string]int{}
-			calls := int64(3000)
+			calls := 3000
 			if raceEnabled { // the lockcheck run in CI makes all 3000
 				calls = 1500
 			}
-			for i := 0; i < int(calls); i++ {
+			for i := 0; i < calls; i++ {
 				key := keys[r.Intn(3)]
 				if r.Intn(6) == 0 {
 					key = keys[3+r.Intn(len(keys)-3)]
@@ -455,7 +455,7 @@ func TestNativeScriptsMatchLua(t *testing.T) {
 				}
 			}
 			t.Logf("replies: %v", kinds)
-			if runs := natSrv.srv.nativeRunCount(); runs < calls/3 || tapSrv.nativeRunCount() != runs {
+			if runs := natSrv.srv.nativeRunCount(); runs < int64(calls/3) || tapSrv.nativeRunCount() != runs {
 				t.Fatalf("%d and %d of %d calls ran natively", runs, tapSrv.nativeRunCount(), calls)
 			}
 			natSrv.srv.Close()

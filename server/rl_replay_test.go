@@ -25,28 +25,24 @@ import (
 // each seed both ways: TURNSTILE_RL_SEED=1-200 (a seed, list or range, as
 // TURNSTILE_DIFF_SEED).
 func TestRLReplayRandom(t *testing.T) {
-	seeds := envSeeds(t, "TURNSTILE_RL_SEED", nil)
-	for _, run := range []struct {
+	type run struct {
 		seed   uint64
-		shards int
-	}{{7, 0}, {8, 1}} {
-		if seeds == nil { // the default: two runs
-			t.Run(rlRunName(run.seed, run.shards), func(t *testing.T) { rlReplayRandom(t, int64(run.seed), run.shards) })
+		shards int // 0: the default
+	}
+	runs := []run{{7, 0}, {8, 1}}
+	if seeds := envSeeds(t, "TURNSTILE_RL_SEED", nil); seeds != nil {
+		runs = nil
+		for _, seed := range seeds {
+			runs = append(runs, run{seed, 0}, run{seed, 1})
 		}
 	}
-	for _, seed := range seeds {
-		for _, shards := range []int{0, 1} {
-			t.Run(rlRunName(seed, shards), func(t *testing.T) { rlReplayRandom(t, int64(seed), shards) })
+	for _, r := range runs {
+		name := "seed=" + strconv.FormatUint(r.seed, 10)
+		if r.shards > 0 {
+			name += "/shards=" + strconv.Itoa(r.shards)
 		}
+		t.Run(name, func(t *testing.T) { rlReplayRandom(t, int64(r.seed), r.shards) })
 	}
-}
-
-func rlRunName(seed uint64, shards int) string {
-	name := "seed=" + strconv.FormatUint(seed, 10)
-	if shards > 0 {
-		name += "/shards=" + strconv.Itoa(shards)
-	}
-	return name
 }
 
 // rlReplayRandom is one run of TestRLReplayRandom; shards > 0 sets the

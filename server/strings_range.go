@@ -42,6 +42,17 @@ func (x *Ctx) newRange(key []byte, e shards.Entry, off int64, data []byte) {
 	x.putRange(key, e, off, data)
 }
 
+// storeRange stores b as key's new string value and logs only data, the
+// bytes the command wrote at off: putRange over e, the old value (whose
+// expiry b keeps), or newRange where no live key was (found false).
+func (x *Ctx) storeRange(key []byte, e shards.Entry, found bool, b []byte, off int64, data []byte) {
+	if !found {
+		x.newRange(key, shards.BytesEntry(b, 0), off, data)
+		return
+	}
+	x.putRange(key, shards.BytesEntry(b, e.Exp), off, data)
+}
+
 // appendString appends add to e, the value of the live string key in the
 // selected database, which r (from lookup) refers to, keeps its expiry,
 // logs the appended bytes alone, and returns the new length. A big value
