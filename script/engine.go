@@ -85,6 +85,7 @@ type Engine struct {
 	scratch resp.Writer // redis.call replies
 	arena   []byte      // redis.call arguments of the running script
 	argv    [][]byte
+	noFold  bool // tests: compile without folding constant globals (fold.go)
 }
 
 // compiled is one cached script.
@@ -242,6 +243,9 @@ func (e *Engine) compile(body []byte) (*compiled, error) {
 	proto, err := lua.Compile(chunk, chunkName)
 	if err != nil {
 		return nil, compileError(err)
+	}
+	if !e.noFold {
+		e.sandbox.fold(proto)
 	}
 	fn := e.lua.NewFunctionFromProto(proto)
 	fn.Env = e.sandbox.envFor(proto)
