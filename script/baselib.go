@@ -23,17 +23,36 @@ func luaTostring(L *lua.LState) int {
 	return 1
 }
 
+// smallInts are the numbers 0 to 1023 as Lua values: Go boxes a float64
+// in an interface on the heap, and limiter scripts convert small whole
+// numbers (limits, costs, counts) on every run. Read-only.
+var smallInts = func() (a [1024]lua.LValue) {
+	for i := range a {
+		a[i] = lua.LNumber(i)
+	}
+	return a
+}()
+
+// luaNumber returns f as a Lua value, without an allocation for the
+// whole numbers 0 to 1023 (not -0).
+func luaNumber(f float64) lua.LValue {
+	if f >= 0 && f < float64(len(smallInts)) && f == math.Trunc(f) && !math.Signbit(f) {
+		return smallInts[int(f)]
+	}
+	return lua.LNumber(f)
+}
+
 // luaTonumber is tonumber(v [, base]).
 func luaTonumber(L *lua.LState) int {
 	v := L.CheckAny(1)
 	base := L.OptInt(2, 10)
 	if base == 10 {
-		switch v := v.(type) {
+		switch s := v.(type) {
 		case lua.LNumber:
-			L.Push(v)
+			L.Push(v) // the argument itself: no new box
 		case lua.LString:
-			if f, ok := parseNumber(string(v)); ok {
-				L.Push(lua.LNumber(f))
+			if f, ok := parseNumber(string(s)); ok {
+				L.Push(luaNumber(f))
 			} else {
 				L.Push(lua.LNil)
 			}

@@ -83,6 +83,7 @@ type Engine struct {
 	wrote   atomic.Bool
 	killed  bool
 	scratch resp.Writer // redis.call replies
+	runs    run         // the state of the running script (cur points to it)
 	arena   []byte      // redis.call arguments of the running script
 	argv    [][]byte
 	noFold  bool // tests: compile without folding constant globals (fold.go)
@@ -331,7 +332,7 @@ func (e *Engine) Run(req *Request) {
 			req.W.Error(err.Error())
 			return
 		}
-	} else if c = e.scripts[strings.ToLower(string(req.SHA))]; c == nil {
+	} else if c = e.bySHA(req.SHA); c == nil {
 		req.W.Error(ErrNoScript)
 		return
 	} else if c.elem != nil {
@@ -344,10 +345,26 @@ func (e *Engine) Run(req *Request) {
 	e.execute(c, req)
 }
 
+// bySHA returns the cached script with this digest (any case), or nil.
+func (e *Engine) bySHA(sha []byte) *compiled {
+	var buf [40]byte
+	if len(sha) != len(buf) {
+		return nil // no digest: a map lookup would not find it either
+	}
+	for i, c := range sha {
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		buf[i] = c
+	}
+	return e.scripts[string(buf[:])]
+}
+
 // execute runs compiled script c.
 func (e *Engine) execute(c *compiled, req *Request) {
 	L := e.lua
-	r := &run{req: req, sha: c.sha, readOnly: req.ReadOnly || c.flags.noWrites}
+	r := &e.runs
+	*r = run{req: req, sha: c.sha, readOnly: req.ReadOnly || c.flags.noWrites}
 	e.cur = r
 	e.arena, e.argv = e.arena[:0], e.argv[:0]
 	e.sandbox.setArgs(req.Keys, req.Args)
@@ -379,4 +396,5 @@ func (e *Engine) execute(c *compiled, req *Request) {
 		e.writeValue(req.W, L.Get(-1), r.resp3, 0)
 	}
 	L.SetTop(top)
+	*r = run{} // no reference to the request kept
 }

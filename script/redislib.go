@@ -62,6 +62,10 @@ func (e *Engine) redisLib() *lua.LTable {
 	return t
 }
 
+// scratchKeep is the size up to which the buffer of redis.call's replies
+// is kept from one call to the next (a larger one is released).
+const scratchKeep = 16 << 10
+
 // call is redis.call (raise) and redis.pcall.
 func (e *Engine) call(L *lua.LState, raise bool) int {
 	r := e.cur
@@ -87,7 +91,7 @@ func (e *Engine) call(L *lua.LState, raise bool) int {
 		e.wrote.Store(true)
 	}
 	w := &e.scratch
-	w.Reset(0)
+	w.Reset(scratchKeep)
 	w.SetRESP3(r.resp3)
 	r.req.Host.Call(args, w)
 	v, _, isErr := parseReply(L, w.Bytes())
@@ -131,22 +135,24 @@ func (e *Engine) luaArgs(L *lua.LState) ([][]byte, string) {
 		return nil, errNoArgs
 	}
 	start := len(e.argv)
+	var num [32]byte
 	for i := 1; i <= n; i++ {
-		var s string
+		var s string // a string argument, or
+		var b []byte // a number's text
 		switch v := L.Get(i).(type) {
 		case lua.LString:
 			s = string(v)
 		case lua.LNumber:
-			s = formatArg(float64(v))
+			b = appendArg(num[:0], float64(v))
 		default:
 			e.argv = e.argv[:start]
 			return nil, errArgType
 		}
-		if cap(e.arena)-len(e.arena) < len(s) { // a new chunk: earlier arguments stay put
-			e.arena = make([]byte, 0, max(len(s), 2*cap(e.arena), 1024))
+		if size := len(s) + len(b); cap(e.arena)-len(e.arena) < size { // a new chunk: earlier arguments stay put
+			e.arena = make([]byte, 0, max(size, 2*cap(e.arena), 1024))
 		}
 		from := len(e.arena)
-		e.arena = append(e.arena, s...)
+		e.arena = append(append(e.arena, s...), b...)
 		e.argv = append(e.argv, e.arena[from:len(e.arena):len(e.arena)])
 	}
 	return e.argv[start:len(e.argv):len(e.argv)], ""

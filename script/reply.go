@@ -33,7 +33,7 @@ func parseReply(L *lua.LState, b []byte) (lua.LValue, []byte, bool) {
 		return errTable(L, errorCode("-"+string(line))), rest, true
 	case ':':
 		n, _ := strconv.ParseInt(string(line), 10, 64)
-		return lua.LNumber(n), rest, false
+		return luaNumber(float64(n)), rest, false
 	case '$', '=':
 		n, _ := strconv.Atoi(string(line))
 		if n < 0 {

@@ -23,6 +23,7 @@ type sandbox struct {
 	targets    map[*lua.LTable]*lua.LTable // proxy -> real table
 	sealed     *lua.LTable                 // the metatable getmetatable shows of a proxy
 	keys, argv *lua.LTable                 // KEYS and ARGV of the last run
+	argText    []byte                      // setArgs's buffer (reused)
 	errHandler *lua.LFunction
 }
 
@@ -271,24 +272,44 @@ func luaPcall(L *lua.LState) int {
 // setArgs sets KEYS and ARGV for the next run. The tables of the last run
 // are reused when the script left them as they were given (a script may
 // change them: KEYS[1] = 'x' is allowed, as in Redis).
+//
+// Every value is a slice of one string that holds them all, made with one
+// allocation.
 func (sb *sandbox) setArgs(keys, args [][]byte) {
-	sb.keys = sb.fill(sb.keys, "KEYS", keys)
-	sb.argv = sb.fill(sb.argv, "ARGV", args)
+	b := sb.argText[:0]
+	for _, v := range keys {
+		b = append(b, v...)
+	}
+	for _, v := range args {
+		b = append(b, v...)
+	}
+	if cap(b) <= argTextKeep {
+		sb.argText = b
+	}
+	text := string(b)
+	sb.keys, text = sb.fill(sb.keys, "KEYS", keys, text)
+	sb.argv, _ = sb.fill(sb.argv, "ARGV", args, text)
 }
 
-func (sb *sandbox) fill(t *lua.LTable, name string, vals [][]byte) *lua.LTable {
+// argTextKeep is the size up to which setArgs keeps its buffer.
+const argTextKeep = 64 << 10
+
+// fill sets the table name to vals, whose texts follow each other at the
+// start of text; it returns the table and the rest of text.
+func (sb *sandbox) fill(t *lua.LTable, name string, vals [][]byte, text string) (*lua.LTable, string) {
 	if t == nil || sb.real.RawGetString(name) != t || t.Len() != t.MaxN() {
 		t = sb.e.lua.CreateTable(len(vals), 0)
 		sb.real.RawSetString(name, t)
 	}
 	n := t.Len()
 	for i, v := range vals {
-		t.RawSetInt(i+1, lua.LString(v))
+		t.RawSetInt(i+1, lua.LString(text[:len(v)]))
+		text = text[len(v):]
 	}
 	for i := n; i > len(vals); i-- {
 		t.RawSetInt(i, lua.LNil)
 	}
-	return t
+	return t, text
 }
 
 // handleError is the error handler of a script's run: it turns any error

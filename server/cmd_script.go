@@ -135,19 +135,21 @@ func cmdEval(x *Ctx) {
 		s.runNative(x, nat, keys, args)
 		return
 	}
-	req := script.Request{Keys: keys, Args: args, Host: &sc.host, W: x.w,
+	h := &sc.host
+	req := &h.req
+	*req = script.Request{Keys: keys, Args: args, Host: h, W: x.w,
 		ReadOnly: x.cmd.Has(command.Readonly)}
 	if bySHA {
 		req.SHA = x.args[1]
 	} else {
 		req.Body = x.args[1]
 	}
-	h := &sc.host
 	h.caller, h.ex = x.c, ex
 	h.fake.db = x.c.db
-	sc.engine.Run(&req)
+	sc.engine.Run(req)
 	sc.luaRuns.Add(1)
 	h.caller, h.ex = nil, nil
+	*req = script.Request{}
 	if sc.busy.Load() {
 		sc.busy.Store(false)
 	}

@@ -247,8 +247,9 @@ type scriptHost struct {
 	caller *client
 	ex     *execution
 	ctx    Ctx
-	cmd    *Command // the row Lookup found, for Call
-	more   lockSet  // the shards one call needs (reused)
+	cmd    *Command       // the row Lookup found, for Call
+	more   lockSet        // the shards one call needs (reused)
+	req    script.Request // the running script's (reused; held under the script lock)
 	// cmds caches rows by the exact name scripts send (bounded: a script
 	// may send any bytes as a command name).
 	cmds map[string]*Command
