@@ -75,9 +75,8 @@ type Engine struct {
 
 	// The running script (nil when idle), and what Kill needs.
 	cur     *run
-	mu      sync.Mutex // guards ctx, cancel, running, wrote, killed against Kill
-	ctx     context.Context
-	cancel  context.CancelFunc
+	mu      sync.Mutex  // guards kill, running, wrote, killed against Kill
+	kill    *killSwitch // the context scripts run under
 	running bool
 	started time.Time
 	wrote   atomic.Bool
@@ -136,9 +135,30 @@ func New(cfg Config) *Engine {
 	e := &Engine{cfg: cfg, lua: L, scripts: make(map[string]*compiled), evalLRU: list.New(),
 		nativeCached: make([]atomic.Bool, len(natives))}
 	e.sandbox = newSandbox(e)
-	e.ctx, e.cancel = context.WithCancel(context.Background())
-	L.SetContext(e.ctx)
+	e.kill = newKillSwitch()
+	L.SetContext(e.kill)
 	return e
+}
+
+// killSwitch is the context scripts run under: its Done channel is closed
+// to stop the running script (Kill, Stop). gopher-lua reads Done before
+// every instruction, and a field is cheaper to read there than the
+// channel context.WithCancel makes on demand. Once closed, it is replaced
+// before the next script runs.
+type killSwitch struct{ done chan struct{} }
+
+func newKillSwitch() *killSwitch { return &killSwitch{done: make(chan struct{})} }
+
+func (k *killSwitch) Deadline() (time.Time, bool) { return time.Time{}, false }
+func (k *killSwitch) Done() <-chan struct{}       { return k.done }
+func (k *killSwitch) Value(any) any               { return nil }
+func (k *killSwitch) Err() error {
+	select {
+	case <-k.done:
+		return context.Canceled
+	default:
+		return nil
+	}
 }
 
 // Close releases the Lua state.
@@ -306,8 +326,10 @@ func (e *Engine) Kill() string {
 	case e.wrote.Load():
 		return ErrUnkillable
 	}
-	e.killed = true
-	e.cancel()
+	if !e.killed {
+		e.killed = true
+		close(e.kill.done)
+	}
 	return ""
 }
 
@@ -316,9 +338,9 @@ func (e *Engine) Kill() string {
 func (e *Engine) Stop() {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	if e.running {
+	if e.running && !e.killed {
 		e.killed = true
-		e.cancel()
+		close(e.kill.done)
 	}
 }
 
@@ -380,9 +402,9 @@ func (e *Engine) execute(c *compiled, req *Request) {
 	e.mu.Lock()
 	killed := e.killed
 	e.running = false
-	if killed { // the context stays cancelled: the next script needs a new one
-		e.ctx, e.cancel = context.WithCancel(context.Background())
-		L.SetContext(e.ctx)
+	if killed { // the switch stays off: the next script needs a new one
+		e.kill = newKillSwitch()
+		L.SetContext(e.kill)
 	}
 	e.mu.Unlock()
 	e.cur = nil

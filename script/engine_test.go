@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/turnstile/turnstile/command"
 	"github.com/turnstile/turnstile/resp"
@@ -199,4 +200,46 @@ func TestNativeCachedFollowsCache(t *testing.T) {
 	check("loaded", true)
 	e.Flush()
 	check("flushed", false)
+}
+
+// TestKillTwice: a script can be killed (twice over: the second Kill, or
+// a Stop after it, changes nothing), and so can the next one, which runs
+// under a new kill switch; a script that is not killed runs to its end.
+func TestKillTwice(t *testing.T) {
+	e := New(Config{})
+	defer e.Close()
+	h := &fakeHost{kv: map[string]string{}}
+	for round := range 2 {
+		done := make(chan string, 1)
+		go func() { done <- eval(t, e, h, "while true do end") }()
+		deadline := time.Now().Add(5 * time.Second)
+		for {
+			if _, running := e.Running(); running {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatal("the script never ran")
+			}
+			time.Sleep(time.Millisecond)
+		}
+		if msg := e.Kill(); msg != "" {
+			t.Fatalf("round %d: Kill: %s", round, msg)
+		}
+		e.Kill()
+		e.Stop()
+		select {
+		case got := <-done:
+			if !strings.Contains(got, "Script killed by user with SCRIPT KILL") {
+				t.Fatalf("round %d: killed script replied %q", round, got)
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatalf("round %d: the killed script did not end", round)
+		}
+		if got := eval(t, e, h, "local n = 0 for i = 1, 1000 do n = n + 1 end return n"); got != ":1000\r\n" {
+			t.Fatalf("round %d: the next script replied %q", round, got)
+		}
+	}
+	if msg := e.Kill(); msg != ErrNotBusy {
+		t.Fatalf("Kill with no script: %q", msg)
+	}
 }
