@@ -8,6 +8,12 @@
 # Scripts: the seed lessons' token bucket (seed 000 §6) and redis_rate v10's
 # allowN (GCRA), their exact texts from libtest/testdata.
 #
+# Then a script against the same commands sent in MULTI (issue 11's "no
+# more than 2x"): bench/cmd/txload sends, -c 50 -P 16, either EVALSHA of
+# the seed script or MULTI, HMGET, HSET, PEXPIRE, EXEC (its three
+# commands), to tl (where the script runs in Lua, as one that is not
+# fingerprinted does) and to r.
+#
 #   bench/scripts.sh                      # ROUNDS=3
 #   ROUNDS=1 N=100000 bench/scripts.sh    # a quick check
 #
@@ -40,6 +46,7 @@ CLK_TCK=$(getconf CLK_TCK)
 
 mkdir -p "$OUT"
 go build -o "$OUT/turnstile" ./cmd/turnstile
+go build -o "$OUT/txload" ./bench/cmd/txload
 if (($(nproc) >= 2)); then SRV=(taskset -c 0); CLI=(taskset -c 1); PIN="servers on CPU 0, clients on CPU 1"
 else SRV=(); CLI=(); PIN="none (one CPU)"; fi
 
@@ -79,6 +86,18 @@ bench() {
 	echo "${v:-failed},$n,$((after - before))"
 }
 
+# txbench NAME N TX: one txload run of N transactions TX on server NAME;
+# prints transactions per second, transactions, and the server's CPU ticks
+# during the run (CSV fields).
+txbench() {
+	local s=$1 n=$2 tx=$3 before after v
+	before=$(cpu_ticks "$s")
+	v=$(timeout "$TMO" "${CLI[@]}" "$OUT/txload" -addr "127.0.0.1:${PORT[$s]}" -c 50 -P 16 -keys 100000 -n "$n" \
+		-prefix "tx:$s:" -tx "$tx" 2>>"$OUT/sc-txload.log") || v=failed
+	after=$(cpu_ticks "$s")
+	echo "${v:-failed},$n,$((after - before))"
+}
+
 # name|script file|arguments after the key
 TESTS=(
 	"seed_token_bucket|libtest/testdata/seed000-token-bucket.lua|10 20 1000 1"
@@ -111,6 +130,15 @@ for round in $(seq "$ROUNDS"); do
 				# shellcheck disable=SC2086
 				echo "$name,$P,$s,$round,$(bench "$s" "$P" "$n" EVALSHA "${SHA[$name]}" 1 "rl:$name:__rand_int__" $args)" >>"$CSV"
 			done
+		done
+	done
+	seed=${SHA[seed_token_bucket]}
+	for s in tl r; do # a script against its commands in MULTI
+		for mode in script multi; do
+			if [[ $mode == script ]]; then tx="EVALSHA $seed 1 {k} 10 20 1000 1"
+			else tx="MULTI|HMGET {k} tokens ts|HSET {k} tokens 19 ts 1000|PEXPIRE {k} 3000|EXEC"; fi
+			log "round $round: $mode transactions on $s"
+			echo "tx_$mode,16,$s,$round,$(txbench "$s" "$N" "$tx")" >>"$CSV"
 		done
 	done
 	for P in 16 1; do # the client's ceiling: the cheapest command it can send
@@ -152,7 +180,7 @@ def per_round(table, t, p, num, den):
 
 med_rps = lambda k: f"{statistics.median(rps[k]):,.0f}" if k in rps else "failed"
 med_cpu = lambda k: f"{statistics.median(cpu[k]):.2f}" if k in cpu else "failed"
-scripts = [tp for tp in dict.fromkeys((t, p) for (t, p, _) in rps) if tp[0] != "ping_mbulk"]
+scripts = [tp for tp in dict.fromkeys((t, p) for (t, p, _) in rps) if tp[0] != "ping_mbulk" and not tp[0].startswith("tx_")]
 
 print("Throughput, requests per second:")
 print()
@@ -180,6 +208,27 @@ for (t, p) in scripts:
           f"| {per_round(cpu_round, t, p, 'r', 'tl')} | {per_round(cpu_round, t, p, 'r', 'tn')} |")
 for p in ("16", "1"):
     print(f"| PING_MBULK (the client's ceiling) | {p} | | {med_cpu(('ping_mbulk', p, 'tn'))} | | | |")
+
+# A script against the same commands in MULTI, per server: the per-round
+# ratio of the script's CPU (or time) per transaction to MULTI's.
+tx = {}
+for (t, p, rnd), sv in cpu_round.items():
+    if t.startswith("tx_"):
+        for s, v in sv.items():
+            tx.setdefault((s, rnd), {})[t] = (v, rps_round[(t, p, rnd)][s])
+def tx_ratio(s, i):
+    return spread(m["tx_script"][i] / m["tx_multi"][i] if i == 0 else m["tx_multi"][i] / m["tx_script"][i]
+                  for (ss, _), m in tx.items() if ss == s and len(m) == 2)
+print()
+print("A script against the same three commands sent in MULTI/EXEC (bench/cmd/txload, -c 50 -P 16, 100,000")
+print("keys; the seed script, run in Lua on Turnstile as a script that is not fingerprinted is): server CPU per")
+print("transaction in microseconds, transactions per second, and the script's cost over MULTI's (per round):")
+print()
+print("| server | script, CPU | MULTI, CPU | script / MULTI, CPU | script, tx/s | MULTI, tx/s | script / MULTI, time |")
+print("|---|---:|---:|---:|---:|---:|---:|")
+for s, name in (("tl", "Turnstile"), ("r", "Redis")):
+    print(f"| {name} | {med_cpu(('tx_script', '16', s))} | {med_cpu(('tx_multi', '16', s))} | {tx_ratio(s, 0)} "
+          f"| {med_rps(('tx_script', '16', s))} | {med_rps(('tx_multi', '16', s))} | {tx_ratio(s, 1)} |")
 PY
 } >"$ROOT/$REPORT"
 log "wrote $REPORT"

@@ -243,3 +243,50 @@ func TestKillTwice(t *testing.T) {
 		t.Fatalf("Kill with no script: %q", msg)
 	}
 }
+
+// TestArgsAcrossRuns: KEYS and ARGV are exactly the run's own, whatever
+// the runs before them were given or did to the tables (fill keeps a
+// value equal to the last run's at its position).
+func TestArgsAcrossRuns(t *testing.T) {
+	e := New(Config{})
+	defer e.Close()
+	h := &fakeHost{kv: map[string]string{}}
+	const show = "local out = {} for i = 1, #KEYS do out[#out + 1] = 'k' .. KEYS[i] end " +
+		"for i = 1, #ARGV do out[#out + 1] = 'a' .. ARGV[i] end return table.concat(out, ',')"
+	runs := []struct {
+		body       string
+		keys, args []string
+	}{
+		{show, []string{"x"}, []string{"1", "2", "3"}},
+		{show, []string{"x"}, []string{"1", "2", "3"}},
+		{show, []string{"y", "x"}, []string{"1", "", "3", "4"}},
+		{"ARGV[2] = 'changed' KEYS[1] = 'z' return 1", []string{"y", "x"}, []string{"1", "", "3", "4"}},
+		{show, []string{"y", "x"}, []string{"1", "", "3", "4"}},
+		{"ARGV[9] = 'hole' ARGV.extra = 1 return 1", []string{"y"}, []string{"1"}},
+		{show, []string{"y"}, []string{"1"}},
+		{show, nil, []string{"12", "1"}},
+		{show, []string{"a", "b", "c"}, nil},
+		{show, []string{"a", "b"}, []string{"1"}},
+	}
+	for i, r := range runs {
+		var w resp.Writer
+		req := &Request{Body: []byte(r.body), Host: h, W: &w}
+		var want []string
+		for _, k := range r.keys {
+			req.Keys = append(req.Keys, []byte(k))
+			want = append(want, "k"+k)
+		}
+		for _, a := range r.args {
+			req.Args = append(req.Args, []byte(a))
+			want = append(want, "a"+a)
+		}
+		e.Run(req)
+		if r.body != show {
+			continue
+		}
+		s := strings.Join(want, ",")
+		if got, w := string(w.Bytes()), "$"+strconv.Itoa(len(s))+"\r\n"+s+"\r\n"; got != w {
+			t.Errorf("run %d: got %q, want %q", i, got, w)
+		}
+	}
+}

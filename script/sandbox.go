@@ -23,7 +23,7 @@ type sandbox struct {
 	targets    map[*lua.LTable]*lua.LTable // proxy -> real table
 	sealed     *lua.LTable                 // the metatable getmetatable shows of a proxy
 	keys, argv *lua.LTable                 // KEYS and ARGV of the last run
-	argText    []byte                      // setArgs's buffer (reused)
+	argText    []byte                      // fill's buffer (reused)
 	errHandler *lua.LFunction
 }
 
@@ -272,44 +272,48 @@ func luaPcall(L *lua.LState) int {
 // setArgs sets KEYS and ARGV for the next run. The tables of the last run
 // are reused when the script left them as they were given (a script may
 // change them: KEYS[1] = 'x' is allowed, as in Redis).
-//
-// Every value is a slice of one string that holds them all, made with one
-// allocation.
 func (sb *sandbox) setArgs(keys, args [][]byte) {
-	b := sb.argText[:0]
-	for _, v := range keys {
-		b = append(b, v...)
-	}
-	for _, v := range args {
-		b = append(b, v...)
-	}
-	if cap(b) <= argTextKeep {
-		sb.argText = b
-	}
-	text := string(b)
-	sb.keys, text = sb.fill(sb.keys, "KEYS", keys, text)
-	sb.argv, _ = sb.fill(sb.argv, "ARGV", args, text)
+	sb.keys = sb.fill(sb.keys, "KEYS", keys)
+	sb.argv = sb.fill(sb.argv, "ARGV", args)
 }
 
-// argTextKeep is the size up to which setArgs keeps its buffer.
+// argTextKeep is the size up to which fill keeps its buffer.
 const argTextKeep = 64 << 10
 
-// fill sets the table name to vals, whose texts follow each other at the
-// start of text; it returns the table and the rest of text.
-func (sb *sandbox) fill(t *lua.LTable, name string, vals [][]byte, text string) (*lua.LTable, string) {
+// fill sets the table name to vals. A value equal to the one at its
+// position in the last run is left as it is, without an allocation:
+// limiter scripts get the same limits on every run. The values that
+// changed become slices of one new string.
+func (sb *sandbox) fill(t *lua.LTable, name string, vals [][]byte) *lua.LTable {
 	if t == nil || sb.real.RawGetString(name) != t || t.Len() != t.MaxN() {
 		t = sb.e.lua.CreateTable(len(vals), 0)
 		sb.real.RawSetString(name, t)
 	}
 	n := t.Len()
+	same := func(i int) bool {
+		old, ok := t.RawGetInt(i + 1).(lua.LString)
+		return ok && string(old) == string(vals[i])
+	}
+	b := sb.argText[:0]
 	for i, v := range vals {
-		t.RawSetInt(i+1, lua.LString(text[:len(v)]))
-		text = text[len(v):]
+		if !same(i) {
+			b = append(b, v...)
+		}
+	}
+	if cap(b) <= argTextKeep {
+		sb.argText = b
+	}
+	text := string(b)
+	for i, v := range vals {
+		if !same(i) {
+			t.RawSetInt(i+1, lua.LString(text[:len(v)]))
+			text = text[len(v):]
+		}
 	}
 	for i := n; i > len(vals); i-- {
 		t.RawSetInt(i, lua.LNil)
 	}
-	return t, text
+	return t
 }
 
 // handleError is the error handler of a script's run: it turns any error

@@ -21,7 +21,6 @@ package main
 
 import (
 	"bufio"
-	"errors"
 	"flag"
 	"fmt"
 	"math/rand/v2"
@@ -31,6 +30,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/turnstile/turnstile/bench/internal/wire"
 )
 
 type config struct {
@@ -129,13 +130,13 @@ func prefill(c config) error {
 				s := strconv.FormatInt(base+int64(m), 10)
 				args = append(args, s, s+"-0")
 			}
-			writeCmd(w, args...)
+			wire.WriteCmd(w, args...)
 		}
 		if err := w.Flush(); err != nil {
 			return err
 		}
 		for k := lo; k < hi; k++ {
-			if err := readReply(r); err != nil {
+			if err := wire.ReadReply(r); err != nil {
 				return err
 			}
 		}
@@ -162,19 +163,19 @@ func worker(c config, id int, seq []atomic.Int64, deadline time.Time) (int64, er
 			k := rng.IntN(c.keys)
 			s := base + seq[k].Add(1) - 1
 			score := strconv.FormatInt(s, 10)
-			writeCmd(w, "MULTI")
-			writeCmd(w, "ZREMRANGEBYSCORE", key(k), "-inf", strconv.FormatInt(s-int64(c.members), 10))
-			writeCmd(w, "ZADD", key(k), score, score+member)
-			writeCmd(w, "ZCARD", key(k))
-			writeCmd(w, "PEXPIRE", key(k), "60000")
-			writeCmd(w, "EXEC")
+			wire.WriteCmd(w, "MULTI")
+			wire.WriteCmd(w, "ZREMRANGEBYSCORE", key(k), "-inf", strconv.FormatInt(s-int64(c.members), 10))
+			wire.WriteCmd(w, "ZADD", key(k), score, score+member)
+			wire.WriteCmd(w, "ZCARD", key(k))
+			wire.WriteCmd(w, "PEXPIRE", key(k), "60000")
+			wire.WriteCmd(w, "EXEC")
 		}
 		if err := w.Flush(); err != nil {
 			return done, err
 		}
 		for range c.depth {
 			for range 5 { // +OK, then QUEUED four times
-				if err := readReply(r); err != nil {
+				if err := wire.ReadReply(r); err != nil {
 					return done, err
 				}
 			}
@@ -187,58 +188,10 @@ func worker(c config, id int, seq []atomic.Int64, deadline time.Time) (int64, er
 	return done, nil
 }
 
-func writeCmd(w *bufio.Writer, args ...string) {
-	w.WriteString("*" + strconv.Itoa(len(args)) + "\r\n")
-	for _, a := range args {
-		w.WriteString("$" + strconv.Itoa(len(a)) + "\r\n" + a + "\r\n")
-	}
-}
-
-// readLine returns one reply line without its CRLF.
-func readLine(r *bufio.Reader) (string, error) {
-	line, err := r.ReadString('\n')
-	if err != nil {
-		return "", err
-	}
-	if len(line) < 3 || line[len(line)-2] != '\r' {
-		return "", fmt.Errorf("bad reply line %q", line)
-	}
-	return line[:len(line)-2], nil
-}
-
-// readReply reads one reply of any shape and fails on an error reply.
-func readReply(r *bufio.Reader) error {
-	line, err := readLine(r)
-	if err != nil {
-		return err
-	}
-	switch line[0] {
-	case '-':
-		return errors.New("server replied " + line)
-	case '+', ':':
-		return nil
-	case '$':
-		n, _ := strconv.Atoi(line[1:])
-		if n >= 0 {
-			_, err = r.Discard(n + 2)
-		}
-		return err
-	case '*':
-		n, _ := strconv.Atoi(line[1:])
-		for range max(n, 0) {
-			if err := readReply(r); err != nil {
-				return err
-			}
-		}
-		return nil
-	}
-	return fmt.Errorf("unexpected reply %q", line)
-}
-
 // readExec reads EXEC's reply and checks that ZCARD saw a full window (at
 // most members, plus what concurrent transactions on the key added).
 func readExec(r *bufio.Reader, members int) error {
-	line, err := readLine(r)
+	line, err := wire.ReadLine(r)
 	if err != nil {
 		return err
 	}
@@ -247,7 +200,7 @@ func readExec(r *bufio.Reader, members int) error {
 	}
 	var card int64
 	for i := range 4 {
-		l, err := readLine(r)
+		l, err := wire.ReadLine(r)
 		if err != nil {
 			return err
 		}
