@@ -213,6 +213,15 @@ func (s *Stream) search(id StreamID) (int, int) {
 }
 
 // top returns the last entry, or nil.
+// TopID returns the ID of the last entry, and false when the stream is
+// empty (its last ID may be larger: the entries after it were deleted).
+func (s *Stream) TopID() (StreamID, bool) {
+	if e := s.top(); e != nil {
+		return e.ID, true
+	}
+	return StreamID{}, false
+}
+
 func (s *Stream) top() *StreamEntry {
 	if len(s.chunks) == 0 {
 		return nil

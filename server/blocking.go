@@ -11,8 +11,9 @@ import (
 	"github.com/turnstile/turnstile/shards"
 )
 
-// Blocking commands: BLPOP, BRPOP, BRPOPLPUSH, BLMOVE, BLMPOP (lists) and
-// BZPOPMIN, BZPOPMAX, BZMPOP (sorted sets).
+// Blocking commands: BLPOP, BRPOP, BRPOPLPUSH, BLMOVE, BLMPOP (lists),
+// BZPOPMIN, BZPOPMAX, BZMPOP (sorted sets) and XREAD with BLOCK (streams,
+// which it reads and does not take: see cmd_stream_read.go).
 //
 // A blocking command whose keys hold data acts at once, like its
 // non-blocking form. Otherwise, when blocking is allowed (a plain command:
@@ -46,7 +47,7 @@ import (
 //     not 0 (a client tracks or is blocked: the hot path's one atomic
 //     load), and end, still holding the shards, calls signal, which wakes
 //     the first waiter of each changed key (any change: the woken client
-//     re-checks). That covers every command, EXEC, scripts, RENAME/COPY/
+//     re-checks), or every XREAD waiting on a changed stream. That covers every command, EXEC, scripts, RENAME/COPY/
 //     RESTORE into a key and the push of an LMOVE or of a served BLMOVE.
 //   - Order. Waiters on one key are served first come, first served: a
 //     blocked command takes an element from a key only if it is the first
@@ -282,6 +283,11 @@ func (r *blockRegistry) signal(s *Server, changes []changed) {
 			if q := r.queues[blockKey{ch.db, string(ch.key), k, shard}]; len(q) > 0 {
 				q[0].wake()
 			}
+		}
+		// Readers of a stream take nothing, and each waits for entries past
+		// its own ID: all of them look.
+		for _, c := range r.queues[blockKey{ch.db, string(ch.key), shards.KindStream, shard}] {
+			c.wake()
 		}
 	}
 	r.mu.Unlock()

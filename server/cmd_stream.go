@@ -8,8 +8,10 @@ import (
 	"github.com/turnstile/turnstile/resp"
 )
 
-// The minimal stream: XADD XLEN XRANGE XREVRANGE XTRIM XDEL. Consumer
-// groups, XREAD, XINFO, XSETID and XAUTOCLAIM are not implemented.
+// Streams without consumer groups: XADD XLEN XRANGE XREVRANGE XTRIM XDEL
+// and XREAD (cmd_stream_read.go). Consumer groups (XGROUP, XREADGROUP,
+// XACK, XPENDING, XCLAIM, XAUTOCLAIM), XINFO and XSETID are not
+// implemented.
 // Approximate trimming ("~") trims exactly: Redis's removes only whole
 // nodes of up to 100 entries, so it may leave more entries than asked.
 func streamCommands() []*Command {
@@ -30,6 +32,7 @@ func streamCommands() []*Command {
 			Summary: "Deletes messages from the beginning of a stream.", Handler: cmdXTrim}),
 		one(&Command{Name: "xdel", Docs: "key:key id:string...", Arity: -3, Flags: command.Write | command.Fast, Since: "5.0.0",
 			Summary: "Returns the number of messages after removing them from a stream.", Handler: cmdXDel}),
+		xreadCommand(),
 	}
 }
 
@@ -319,13 +322,23 @@ func cmdXRange(x *Ctx) {
 		x.w.NullArray()
 		return
 	}
+	writeEntries(x, s, start, end, rev, count)
+}
+
+// writeEntries writes the entries of s from start to end (reverse: from
+// end down to start), at most count of them (0 or less: all), as an array
+// of [id, [field, value, ...]].
+func writeEntries(x *Ctx, s *coll.Stream, start, end coll.StreamID, rev bool, count int64) {
 	// Count first: the reply's header comes before its entries.
 	n := int64(0)
 	s.Range(start, end, rev, func(*coll.StreamEntry) bool {
 		n++
-		return count < 0 || n < count
+		return count <= 0 || n < count
 	})
 	x.w.Array(int(n))
+	if n == 0 {
+		return
+	}
 	k := int64(0)
 	var idBuf [48]byte
 	s.Range(start, end, rev, func(e *coll.StreamEntry) bool {

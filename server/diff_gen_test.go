@@ -876,6 +876,23 @@ var streamEntries = []genEntry{
 		}
 		return c
 	}},
+	{3, func(g *gen) dcmd { // XREAD without BLOCK (or BLOCK inside MULTI, which does not wait)
+		ks := g.some(1+g.r.IntN(2), g.key)
+		args := []string{"XREAD"}
+		if g.maybe(30) {
+			args = append(args, "COUNT", g.count())
+		}
+		args = append(args, "STREAMS")
+		args = append(args, ks...)
+		for range ks {
+			if g.maybe(20) {
+				args = append(args, "$")
+			} else {
+				args = append(args, strings.TrimPrefix(g.rangeID(), "("))
+			}
+		}
+		return mkCmd(ks, args...)
+	}},
 	{2, func(g *gen) dcmd { k := g.key(); return oneKey(k, append([]string{"XTRIM", k}, g.trimArgs()...)...) }},
 	{2, func(g *gen) dcmd {
 		k := g.key()
@@ -957,5 +974,5 @@ var diffCommandNames = []string{
 	"ZUNION", "ZINTER", "ZDIFF", "ZUNIONSTORE", "ZINTERSTORE", "ZDIFFSTORE", "ZINTERCARD",
 	"LPUSH", "RPUSH", "LPUSHX", "RPUSHX", "LPOP", "RPOP", "LRANGE", "LTRIM", "LINDEX", "LSET",
 	"LLEN", "LREM", "LINSERT", "LPOS", "LMOVE", "RPOPLPUSH",
-	"XADD", "XLEN", "XRANGE", "XREVRANGE", "XTRIM", "XDEL",
+	"XADD", "XLEN", "XRANGE", "XREVRANGE", "XTRIM", "XDEL", "XREAD",
 }

@@ -1,7 +1,8 @@
 'use strict';
 // bullmq, unchanged: a Queue and a Worker (ioredis connections), one job
-// added, processed and its result read back, end to end.
-const { Queue, Worker } = require('bullmq');
+// added, processed and its result read back, end to end; a QueueEvents
+// (XREAD BLOCK on the queue's event stream) tells when it finished.
+const { Queue, QueueEvents, Worker } = require('bullmq');
 const { env, check, run } = require('./lib');
 
 const { url, prefix } = env();
@@ -11,8 +12,10 @@ run('bullmq', async () => {
   const connection = { host: hostname, port: Number(port), maxRetriesPerRequest: null };
   const opts = { connection, prefix: `${prefix}bullmq` };
   const queue = new Queue('libtest', opts);
+  const events = new QueueEvents('libtest', opts);
   let worker;
   try {
+    await events.waitUntilReady();
     let seen = null;
     const completed = new Promise((resolve, reject) => {
       worker = new Worker('libtest', async (job) => {
@@ -24,6 +27,8 @@ run('bullmq', async () => {
       worker.on('error', (err) => reject(new Error(`worker error: ${err && err.message}`)));
     });
     const job = await queue.add('double', { n: 21 }, { attempts: 1 });
+    const finished = await job.waitUntilFinished(events, 10000);
+    check(finished && finished.doubled === 42, `waitUntilFinished gave ${JSON.stringify(finished)}, want {"doubled":42}`);
     const done = await completed;
     check(done.job.id === job.id, `completed job ${done.job.id}, want ${job.id}`);
     check(seen && seen.n === 21, `processor saw ${JSON.stringify(seen)}, want {"n":21}`);
@@ -38,6 +43,7 @@ run('bullmq', async () => {
       `job counts ${JSON.stringify(counts)}, want 1 completed and nothing else`);
   } finally {
     if (worker) await worker.close();
+    await events.close();
     await queue.close();
   }
 });
