@@ -8,10 +8,10 @@ import (
 	"github.com/turnstile/turnstile/resp"
 )
 
-// Streams without consumer groups: XADD XLEN XRANGE XREVRANGE XTRIM XDEL
-// and XREAD (cmd_stream_read.go). Consumer groups (XGROUP, XREADGROUP,
-// XACK, XPENDING, XCLAIM, XAUTOCLAIM), XINFO and XSETID are not
-// implemented.
+// Streams without consumer groups: XADD XLEN XRANGE XREVRANGE XTRIM XDEL,
+// XREAD (cmd_stream_read.go) and XSETID (cmd_stream_setid.go). Consumer
+// groups (XGROUP, XREADGROUP, XACK, XPENDING, XCLAIM, XAUTOCLAIM) and
+// XINFO are not implemented.
 // Approximate trimming ("~") trims exactly: Redis's removes only whole
 // nodes of up to 100 entries, so it may leave more entries than asked.
 func streamCommands() []*Command {
@@ -33,6 +33,7 @@ func streamCommands() []*Command {
 		one(&Command{Name: "xdel", Docs: "key:key id:string...", Arity: -3, Flags: command.Write | command.Fast, Since: "5.0.0",
 			Summary: "Returns the number of messages after removing them from a stream.", Handler: cmdXDel}),
 		xreadCommand(),
+		xsetidCommand(),
 	}
 }
 

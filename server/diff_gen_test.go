@@ -893,6 +893,17 @@ var streamEntries = []genEntry{
 		}
 		return mkCmd(ks, args...)
 	}},
+	{1, func(g *gen) dcmd {
+		k := g.key()
+		c := oneKey(k, "XSETID", k, strings.TrimPrefix(g.rangeID(), "("))
+		if g.maybe(30) {
+			c.args = append(c.args, "ENTRIESADDED", g.pick([]string{"0", "1", "5", "100", "-1", "x"}))
+		}
+		if g.maybe(30) {
+			c.args = append(c.args, "MAXDELETEDID", strings.TrimPrefix(g.rangeID(), "("))
+		}
+		return c
+	}},
 	{2, func(g *gen) dcmd { k := g.key(); return oneKey(k, append([]string{"XTRIM", k}, g.trimArgs()...)...) }},
 	{2, func(g *gen) dcmd {
 		k := g.key()
@@ -974,5 +985,5 @@ var diffCommandNames = []string{
 	"ZUNION", "ZINTER", "ZDIFF", "ZUNIONSTORE", "ZINTERSTORE", "ZDIFFSTORE", "ZINTERCARD",
 	"LPUSH", "RPUSH", "LPUSHX", "RPUSHX", "LPOP", "RPOP", "LRANGE", "LTRIM", "LINDEX", "LSET",
 	"LLEN", "LREM", "LINSERT", "LPOS", "LMOVE", "RPOPLPUSH",
-	"XADD", "XLEN", "XRANGE", "XREVRANGE", "XTRIM", "XDEL", "XREAD",
+	"XADD", "XLEN", "XRANGE", "XREVRANGE", "XTRIM", "XDEL", "XREAD", "XSETID",
 }
