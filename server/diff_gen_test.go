@@ -101,6 +101,7 @@ func newGen(seed uint64) *gen {
 		mkFamily("zsets", zsetEntries, bulkZSet),
 		mkFamily("lists", listEntries, bulkList),
 		mkFamily("streams", streamEntries, bulkStream),
+		mkFamily("hyperloglogs", hllEntries, bulkHLL),
 	}
 	g.generic = mkFamily("keys", genericEntries, nil)
 	return g
@@ -851,6 +852,37 @@ func (g *gen) trimArgs() []string {
 	return out
 }
 
+var hllEntries = []genEntry{
+	{6, func(g *gen) dcmd {
+		k := g.key()
+		return oneKey(k, append([]string{"PFADD", k}, g.some(g.r.IntN(4), g.member)...)...)
+	}},
+	{4, func(g *gen) dcmd {
+		ks := g.some(1+g.r.IntN(3), g.key)
+		return mkCmd(ks, append([]string{"PFCOUNT"}, ks...)...)
+	}},
+	{2, func(g *gen) dcmd {
+		ks := g.some(1+g.r.IntN(3), g.key)
+		return mkCmd(ks, append([]string{"PFMERGE"}, ks...)...)
+	}},
+}
+
+// bulkHLL adds enough elements to turn a HyperLogLog dense (its sparse
+// form passes 3000 bytes near 2,000 of them) or to grow a sparse one.
+func bulkHLL(g *gen) dstep {
+	k := g.key()
+	c := oneKey(k, "PFADD", k)
+	n := 100 + g.r.IntN(200)
+	if g.maybe(50) {
+		n = 2500
+	}
+	base := g.r.IntN(1000000)
+	for i := range n {
+		c.args = append(c.args, "h"+strconv.Itoa(base+i))
+	}
+	return dstep{c}
+}
+
 var streamEntries = []genEntry{
 	{10, func(g *gen) dcmd {
 		k := g.key()
@@ -985,5 +1017,5 @@ var diffCommandNames = []string{
 	"ZUNION", "ZINTER", "ZDIFF", "ZUNIONSTORE", "ZINTERSTORE", "ZDIFFSTORE", "ZINTERCARD",
 	"LPUSH", "RPUSH", "LPUSHX", "RPUSHX", "LPOP", "RPOP", "LRANGE", "LTRIM", "LINDEX", "LSET",
 	"LLEN", "LREM", "LINSERT", "LPOS", "LMOVE", "RPOPLPUSH",
-	"XADD", "XLEN", "XRANGE", "XREVRANGE", "XTRIM", "XDEL", "XREAD", "XSETID",
+	"XADD", "XLEN", "XRANGE", "XREVRANGE", "XTRIM", "XDEL", "XREAD", "XSETID", "PFADD", "PFCOUNT", "PFMERGE",
 }

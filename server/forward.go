@@ -141,7 +141,7 @@ func runsOnLeader(cmd *Command) bool {
 // staleReadable reports whether cmd only reads the keyspace, so that a
 // follower with stale reads on may answer it from its own memory.
 func staleReadable(cmd *Command) bool {
-	const other = command.Write | command.Scripting | command.Blocking | command.Leader
+	const other = command.Write | command.MayReplicate | command.Scripting | command.Blocking | command.Leader
 	return cmd.Has(command.Readonly) && cmd.Flags&other == 0
 }
 
