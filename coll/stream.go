@@ -463,7 +463,8 @@ func decodeStream(b []byte) (*Stream, error) {
 	if err := r.done(); err != nil {
 		return nil, err
 	}
-	if last.Less(s.last) || added < uint64(s.n) || last.Less(maxDel) {
+	// (The last ID may be below the largest deleted one: XSETID allows it.)
+	if last.Less(s.last) || added < uint64(s.n) {
 		return nil, fmt.Errorf("%w: stream metadata %s %d %s does not fit its entries", ErrBadOp, last, added, maxDel)
 	}
 	s.last, s.added, s.maxDel = last, added, maxDel

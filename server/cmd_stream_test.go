@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/turnstile/turnstile/coll"
+	"github.com/turnstile/turnstile/shards"
 )
 
 // TestXSetIDFields: XSETID sets the last ID, entries added and the largest
@@ -45,4 +46,12 @@ func TestXSetIDFields(t *testing.T) {
 	check("MAXDELETEDID", coll.StreamID{Ms: 12}, coll.StreamID{Ms: 11, Seq: 5}, 7)
 	run("XSETID", "s", "2-5") // below the largest deleted ID: allowed, as in Redis
 	check("below max deleted", coll.StreamID{Ms: 2, Seq: 5}, coll.StreamID{Ms: 11, Seq: 5}, 7)
+	// Such a stream survives a dump (snapshots, DUMP-free copies, Raft).
+	v, err := coll.Decode(shards.KindStream, stream().AppendBinary(nil))
+	if err != nil {
+		t.Fatalf("decoding the stream: %v", err)
+	}
+	if st := v.(*coll.Stream); st.LastID() != (coll.StreamID{Ms: 2, Seq: 5}) || st.MaxDeletedID() != (coll.StreamID{Ms: 11, Seq: 5}) {
+		t.Fatalf("decoded: last %v, max deleted %v", st.LastID(), st.MaxDeletedID())
+	}
 }
