@@ -229,6 +229,9 @@ func (c *Command[H]) FlagNames() []string {
 			out = append(out, fn.name)
 		}
 	}
+	if c.FirstKey == 0 && c.Locks != nil && !c.Has(Admin) {
+		out = append(out, "movablekeys") // keys found in the arguments (numkeys, STREAMS), last as Redis lists it
+	}
 	return out
 }
 
