@@ -58,6 +58,7 @@ func stringCommands() []*Command {
 			Summary: "Returns the length of a string value.", Handler: cmdStrlen}),
 		one(&Command{Name: "setrange", Docs: "key:key offset:integer value:string", Arity: 4, Flags: rw, Since: "2.2.0",
 			Summary: "Overwrites a part of a string value with another by an offset. Creates the key if it doesn't exist.", Handler: cmdSetRange}),
+		lcsCommand(),
 		one(&Command{Name: "getrange", Docs: "key:key start:integer end:integer", Arity: 4, Flags: command.Readonly, Since: "2.4.0",
 			Summary: "Returns a substring of the string stored at a key.", Handler: cmdGetRange}),
 		one(&Command{Name: "substr", Docs: "key:key start:integer end:integer", Arity: 4, Flags: command.Readonly, Since: "1.0.0",

@@ -847,3 +847,18 @@ func TestStringCommandsRandomArgs(t *testing.T) {
 		}
 	}
 }
+
+// TestLCSTableLimit: LCS refuses a table of more than proto-max-bulk-len
+// bytes ((len1+1)×(len2+1) cells of 4 bytes) before allocating it, as
+// Redis does; at the limit it runs.
+func TestLCSTableLimit(t *testing.T) {
+	_, addr, _ := newTestServer(t, func(c *Config) { c.Limits.MaxBulkLen = 400 })
+	rc := dialRaw(t, addr)
+	strScript{
+		{cmdArgs("SET", "a", "123456789"), strOK}, // 10×10 cells: 400 bytes
+		{cmdArgs("SET", "b", "923456780"), strOK},
+		{cmdArgs("LCS", "a", "b", "LEN"), strInt(7)},
+		{cmdArgs("SET", "b", "9234567801"), strOK}, // 10×11 cells: 440 bytes
+		{cmdArgs("LCS", "a", "b"), "-ERR Insufficient memory, transient memory for LCS exceeds proto-max-bulk-len\r\n"},
+	}.run(t, rc)
+}

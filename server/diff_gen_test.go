@@ -433,6 +433,23 @@ var stringEntries = []genEntry{
 	{5, func(g *gen) dcmd { k := g.key(); return oneKey(k, "GET", k) }},
 	{4, func(g *gen) dcmd { k := g.key(); return oneKey(k, "INCR", k) }},
 	{3, func(g *gen) dcmd { k := g.key(); return oneKey(k, "APPEND", k, g.value()) }},
+	{1, func(g *gen) dcmd {
+		ks := g.some(2, g.key)
+		c := mkCmd(ks, "LCS", ks[0], ks[1])
+		switch g.r.IntN(4) {
+		case 0:
+			c.args = append(c.args, "LEN")
+		case 1:
+			c.args = append(c.args, "IDX")
+			if g.maybe(50) {
+				c.args = append(c.args, "MINMATCHLEN", g.pick([]string{"0", "1", "2", "-1", "x"}))
+			}
+			if g.maybe(50) {
+				c.args = append(c.args, "WITHMATCHLEN")
+			}
+		}
+		return c
+	}},
 	{3, func(g *gen) dcmd {
 		k := g.key()
 		bit := g.pick([]string{"0", "1", "1"})
@@ -1005,7 +1022,7 @@ func bulkStream(g *gen) dstep {
 var diffCommandNames = []string{
 	"DEL", "EXISTS", "TYPE", "OBJECT", "EXPIRE", "PERSIST", "TTL", "RENAME", "COPY",
 	"MOVE", "SWAPDB", "DUMP", "RESTORE", "COMMAND", "WATCH", "GETEX",
-	"SET", "GET", "INCR", "APPEND", "SETBIT", "GETBIT", "BITCOUNT", "BITPOS", "BITOP",
+	"SET", "GET", "INCR", "APPEND", "LCS", "SETBIT", "GETBIT", "BITCOUNT", "BITPOS", "BITOP",
 	"BITFIELD", "BITFIELD_RO",
 	"HSET", "HSETNX", "HGET", "HMGET", "HGETALL", "HDEL", "HEXISTS", "HLEN", "HKEYS", "HVALS",
 	"HSTRLEN", "HINCRBY", "HINCRBYFLOAT",
