@@ -157,6 +157,9 @@ func bitRange(x *Ctx, args [][]byte, n int64, bitpos bool) (lo, hi int64, endGiv
 	if !bitpos && !parseEnd() {
 		return fail(errNotInt)
 	}
+	if !bitpos && start < 0 && end < 0 && start > end {
+		return 0, -1, endGiven, true // before the unit is read, as in Redis
+	}
 	isBit := false
 	if len(args) == 3 {
 		switch {
@@ -176,9 +179,6 @@ func bitRange(x *Ctx, args [][]byte, n int64, bitpos bool) (lo, hi int64, endGiv
 	}
 	if !endGiven {
 		end = total - 1
-	}
-	if !bitpos && start < 0 && end < 0 && start > end {
-		return 0, -1, endGiven, true
 	}
 	if start < 0 {
 		start += total
