@@ -102,6 +102,7 @@ func newGen(seed uint64) *gen {
 		mkFamily("lists", listEntries, bulkList),
 		mkFamily("streams", streamEntries, bulkStream),
 		mkFamily("hyperloglogs", hllEntries, bulkHLL),
+		mkFamily("geo", geoEntries, nil),
 	}
 	g.generic = mkFamily("keys", genericEntries, nil)
 	return g
@@ -869,6 +870,112 @@ func (g *gen) trimArgs() []string {
 	return out
 }
 
+// geoCoord returns a longitude and a latitude near one of a few centres
+// (so that searches find several points), now and then a bad one.
+func (g *gen) geoCoord() (string, string) {
+	if g.maybe(3) {
+		return g.pick([]string{"181", "x", "0", "inf"}), g.pick([]string{"86", "0", "-85.05112878", "y"})
+	}
+	centres := [][2]float64{{2.35, 48.85}, {13.4, 52.5}, {179.95, 0}, {-73.98, 40.75}}
+	c := centres[g.r.IntN(len(centres))]
+	lon := c[0] + (g.r.Float64()-0.5)*0.2
+	lat := c[1] + (g.r.Float64()-0.5)*0.2
+	return strconv.FormatFloat(max(min(lon, 180), -180), 'f', 6, 64), strconv.FormatFloat(lat, 'f', 6, 64)
+}
+
+func (g *gen) geoUnit() string { return g.pick([]string{"m", "km", "mi", "ft", "KM", "yd"}) }
+
+// geoOptions are a search's reply options, order and count.
+func (g *gen) geoOptions(store bool) []string {
+	var out []string
+	if !store {
+		for _, o := range []string{"WITHDIST", "WITHCOORD", "WITHHASH"} {
+			if g.maybe(30) {
+				out = append(out, o)
+			}
+		}
+	}
+	if g.maybe(50) {
+		out = append(out, g.pick([]string{"ASC", "DESC"}))
+	}
+	if g.maybe(40) {
+		out = append(out, "COUNT", g.pick([]string{"1", "2", "5", "0"}))
+		if g.maybe(30) {
+			out = append(out, "ANY")
+		}
+	}
+	return out
+}
+
+var geoEntries = []genEntry{
+	{6, func(g *gen) dcmd {
+		k := g.key()
+		c := oneKey(k, "GEOADD", k)
+		if g.maybe(20) {
+			c.args = append(c.args, g.pick([]string{"NX", "XX", "CH"}))
+		}
+		for range 1 + g.r.IntN(3) {
+			lon, lat := g.geoCoord()
+			c.args = append(c.args, lon, lat, g.member())
+		}
+		return c
+	}},
+	{2, func(g *gen) dcmd {
+		k := g.key()
+		return oneKey(k, append([]string{"GEOPOS", k}, g.some(1+g.r.IntN(2), g.member)...)...)
+	}},
+	{1, func(g *gen) dcmd {
+		k := g.key()
+		return oneKey(k, append([]string{"GEOHASH", k}, g.some(1+g.r.IntN(2), g.member)...)...)
+	}},
+	{2, func(g *gen) dcmd {
+		k := g.key()
+		c := oneKey(k, "GEODIST", k, g.member(), g.member())
+		if g.maybe(50) {
+			c.args = append(c.args, g.geoUnit())
+		}
+		return c
+	}},
+	{3, func(g *gen) dcmd {
+		k := g.key()
+		c := oneKey(k, "GEOSEARCH", k)
+		if g.maybe(50) {
+			c.args = append(c.args, "FROMMEMBER", g.member())
+		} else {
+			lon, lat := g.geoCoord()
+			c.args = append(c.args, "FROMLONLAT", lon, lat)
+		}
+		if g.maybe(50) {
+			c.args = append(c.args, "BYRADIUS", g.pick([]string{"1", "5", "10", "50", "-1"}), g.geoUnit())
+		} else {
+			c.args = append(c.args, "BYBOX", g.pick([]string{"2", "10", "40"}), g.pick([]string{"2", "10", "40"}), g.geoUnit())
+		}
+		c.args = append(c.args, g.geoOptions(false)...)
+		return c
+	}},
+	{2, func(g *gen) dcmd {
+		ks := g.some(2, g.key)
+		lon, lat := g.geoCoord()
+		var c dcmd
+		if g.maybe(50) {
+			c = mkCmd(ks, "GEOSEARCHSTORE", ks[0], ks[1], "FROMLONLAT", lon, lat, "BYRADIUS", g.pick([]string{"5", "20", "100"}), "km")
+			if g.maybe(40) {
+				c.args = append(c.args, "STOREDIST")
+			}
+		} else {
+			c = mkCmd(ks, "GEORADIUS", ks[1], lon, lat, g.pick([]string{"5", "20", "100"}), "km", g.pick([]string{"STORE", "STOREDIST"}), ks[0])
+		}
+		c.args = append(c.args, g.geoOptions(true)...)
+		return c
+	}},
+	{1, func(g *gen) dcmd {
+		k := g.key()
+		c := oneKey(k, g.pick([]string{"GEORADIUSBYMEMBER", "GEORADIUSBYMEMBER_RO"}), k, g.member(), g.pick([]string{"1", "10", "100"}), "km")
+		c.args = append(c.args, g.geoOptions(false)...)
+		return c
+	}},
+}
+
 var hllEntries = []genEntry{
 	{6, func(g *gen) dcmd {
 		k := g.key()
@@ -1035,4 +1142,6 @@ var diffCommandNames = []string{
 	"LPUSH", "RPUSH", "LPUSHX", "RPUSHX", "LPOP", "RPOP", "LRANGE", "LTRIM", "LINDEX", "LSET",
 	"LLEN", "LREM", "LINSERT", "LPOS", "LMOVE", "RPOPLPUSH",
 	"XADD", "XLEN", "XRANGE", "XREVRANGE", "XTRIM", "XDEL", "XREAD", "XSETID", "PFADD", "PFCOUNT", "PFMERGE",
+	"GEOADD", "GEOPOS", "GEOHASH", "GEODIST", "GEOSEARCH", "GEOSEARCHSTORE", "GEORADIUS", "GEORADIUSBYMEMBER",
+	"GEORADIUSBYMEMBER_RO",
 }
