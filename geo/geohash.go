@@ -161,41 +161,34 @@ func CUint64(f float64) uint64 {
 	return uint64(CInt64(f-(1<<63))) ^ 1<<63
 }
 
-// moveX and moveY step h one cell east (d > 0) or west, north or south,
-// wrapping around.
-func moveX(h *Hash, d int) {
+// Interleaved bit masks: longitude bits at the odd positions, latitude
+// bits at the even ones.
+const (
+	longBits = 0xaaaaaaaaaaaaaaaa
+	latBits  = 0x5555555555555555
+)
+
+// move steps h one cell along an axis (its bits in axis: longBits east
+// for d > 0, west for d < 0; latBits north or south), wrapping around.
+func move(h *Hash, d int, axis uint64) {
 	if d == 0 {
 		return
 	}
-	x := h.Bits & 0xaaaaaaaaaaaaaaaa
-	y := h.Bits & 0x5555555555555555
-	zz := uint64(0x5555555555555555) >> (64 - uint(h.Step)*2)
+	shift := 64 - uint(h.Step)*2
+	v, other := h.Bits&axis, h.Bits&^axis
+	zz := ^axis >> shift // the other axis's bits, filling the gaps of a carry
 	if d > 0 {
-		x = x + (zz + 1)
+		v = v + (zz + 1)
 	} else {
-		x = x | zz
-		x = x - (zz + 1)
+		v = v | zz
+		v = v - (zz + 1)
 	}
-	x &= 0xaaaaaaaaaaaaaaaa >> (64 - uint(h.Step)*2)
-	h.Bits = x | y
+	v &= axis >> shift
+	h.Bits = v | other
 }
 
-func moveY(h *Hash, d int) {
-	if d == 0 {
-		return
-	}
-	x := h.Bits & 0xaaaaaaaaaaaaaaaa
-	y := h.Bits & 0x5555555555555555
-	zz := uint64(0xaaaaaaaaaaaaaaaa) >> (64 - uint(h.Step)*2)
-	if d > 0 {
-		y = y + (zz + 1)
-	} else {
-		y = y | zz
-		y = y - (zz + 1)
-	}
-	y &= 0x5555555555555555 >> (64 - uint(h.Step)*2)
-	h.Bits = x | y
-}
+func moveX(h *Hash, d int) { move(h, d, longBits) }
+func moveY(h *Hash, d int) { move(h, d, latBits) }
 
 // Neighbours are the eight cells around one.
 type Neighbours struct {

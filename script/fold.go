@@ -45,20 +45,22 @@ func (sb *sandbox) fold(p *lua.FunctionProto) {
 		}
 		inst := p.Code[pc]
 		loadedA, loadedProxy := -1, (*lua.LTable)(nil)
-		switch opcode(inst) {
-		case lua.OP_GETGLOBAL:
-			name, ok := p.Constants[argBx(inst)].(lua.LString)
-			if !ok || name == "KEYS" || name == "ARGV" {
-				break
-			}
-			v := sb.real.RawGetString(string(name))
+		// replace makes the instruction a load of v, the value it reads
+		// (unless unset), noting a proxy it loads.
+		replace := func(v lua.LValue) {
 			if v == lua.LNil {
-				break
+				return
 			}
 			p.Code[pc] = loadK(p, argA(inst), v)
 			loadedA = argA(inst)
 			if t, ok := v.(*lua.LTable); ok && sb.targets[t] != nil {
 				loadedProxy = t
+			}
+		}
+		switch opcode(inst) {
+		case lua.OP_GETGLOBAL:
+			if name, ok := p.Constants[argBx(inst)].(lua.LString); ok && name != "KEYS" && name != "ARGV" {
+				replace(sb.real.RawGetString(string(name)))
 			}
 		case lua.OP_GETTABLEKS:
 			if lastProxy == nil || targets[pc] || argB(inst) != lastA {
@@ -68,18 +70,8 @@ func (sb *sandbox) fold(p *lua.FunctionProto) {
 			if !isK(c) {
 				break
 			}
-			field, ok := p.Constants[indexK(c)].(lua.LString)
-			if !ok {
-				break
-			}
-			v := sb.targets[lastProxy].RawGetString(string(field))
-			if v == lua.LNil {
-				break
-			}
-			p.Code[pc] = loadK(p, argA(inst), v)
-			loadedA = argA(inst)
-			if t, ok := v.(*lua.LTable); ok && sb.targets[t] != nil {
-				loadedProxy = t
+			if field, ok := p.Constants[indexK(c)].(lua.LString); ok {
+				replace(sb.targets[lastProxy].RawGetString(string(field)))
 			}
 		}
 		lastA, lastProxy = loadedA, loadedProxy

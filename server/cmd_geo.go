@@ -227,8 +227,9 @@ func geoScore(z *coll.ZSet, member []byte) (float64, bool) {
 	return z.Score(member)
 }
 
-// cmdGeoPos is GEOPOS key [member ...].
-func cmdGeoPos(x *Ctx) {
+// geoMembers answers GEOPOS and GEOHASH key [member ...]: one reply per
+// member, at its position (each), or missing for a member not there.
+func geoMembers(x *Ctx, missing func(), each func(lon, lat float64)) {
 	z, _, ok := x.readZSet(x.args[1])
 	if !ok {
 		return
@@ -238,31 +239,27 @@ func cmdGeoPos(x *Ctx) {
 		score, found := geoScore(z, m)
 		lon, lat, ok := geo.Position(score)
 		if !found || !ok {
-			x.w.NullArray()
+			missing()
 			continue
 		}
+		each(lon, lat)
+	}
+}
+
+// cmdGeoPos is GEOPOS key [member ...].
+func cmdGeoPos(x *Ctx) {
+	geoMembers(x, x.w.NullArray, func(lon, lat float64) {
 		x.w.Array(2)
 		geoHuman(x, lon)
 		geoHuman(x, lat)
-	}
+	})
 }
 
 // cmdGeoHash is GEOHASH key [member ...]: each position re-encoded on
 // ±90° of latitude, as the standard 11-character geohash.
 func cmdGeoHash(x *Ctx) {
 	const alphabet = "0123456789bcdefghjkmnpqrstuvwxyz"
-	z, _, ok := x.readZSet(x.args[1])
-	if !ok {
-		return
-	}
-	x.w.Array(len(x.args) - 2)
-	for _, m := range x.args[2:] {
-		score, found := geoScore(z, m)
-		lon, lat, ok := geo.Position(score)
-		if !found || !ok {
-			x.w.Null()
-			continue
-		}
+	geoMembers(x, x.w.Null, func(lon, lat float64) {
 		h, _ := geo.Encode(geo.Range{Min: -180, Max: 180}, geo.Range{Min: -90, Max: 90}, lon, lat, 26)
 		var buf [11]byte
 		for i := range 10 {
@@ -270,7 +267,7 @@ func cmdGeoHash(x *Ctx) {
 		}
 		buf[10] = alphabet[0]
 		x.w.Bulk(buf[:])
-	}
+	})
 }
 
 // cmdGeoDist is GEODIST key member1 member2 [M|KM|FT|MI].
