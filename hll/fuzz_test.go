@@ -7,7 +7,8 @@ import (
 
 // FuzzValue feeds arbitrary bytes, as a stored value, and an element to
 // every operation: none may panic; what Add and Store return is a valid
-// value whose registers count, and the input is never modified.
+// value whose registers count (a failed Add's partial value is valid
+// too), and the input is never modified.
 func FuzzValue(f *testing.F) {
 	f.Add(New(), []byte("a"))
 	f.Add([]byte("HYLL\x01\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x80\x7f\xff\x7f\xff\x80"), []byte("x"))
@@ -22,7 +23,11 @@ func FuzzValue(f *testing.F) {
 		_, _ = Cached(v)
 		var regs Registers
 		mergeErr := regs.Merge(v)
-		if out, _, err := Add(v, [][]byte{elem}, DefaultSparseMaxBytes); err == nil {
+		if out, _, err := Add(v, [][]byte{elem, elem, []byte("z")}, DefaultSparseMaxBytes); err != nil {
+			if Check(out) != nil {
+				t.Fatalf("a failed Add left an invalid value %x", out)
+			}
+		} else {
 			if Check(out) != nil {
 				t.Fatalf("Add made an invalid value %x", out)
 			}

@@ -9,6 +9,11 @@ import (
 // the value and whether it changed (a register rose, or v was nil); a
 // change invalidates the cached cardinality. v itself is not modified.
 // sparseMax is hll-sparse-max-bytes.
+//
+// On ErrCorrupt (registers that do not add up, found when a sparse value
+// must turn dense) it also returns the value as the elements before the
+// failing one left it, and whether they changed it: Redis changes its
+// value in place and keeps those changes when PFADD then fails.
 func Add(v []byte, elems [][]byte, sparseMax int) ([]byte, bool, error) {
 	changed := v == nil // a new value counts as a change
 	if v == nil {
@@ -21,11 +26,11 @@ func Add(v []byte, elems [][]byte, sparseMax int) ([]byte, bool, error) {
 	}
 	for _, e := range elems {
 		i, count := patLen(e)
-		var up bool
-		var err error
-		if v, up, err = set(v, i, count, sparseMax); err != nil {
-			return nil, false, err
+		out, up, err := set(v, i, count, sparseMax)
+		if err != nil {
+			return v, changed, err // set left v as it was
 		}
+		v = out
 		changed = changed || up
 	}
 	if changed {

@@ -83,6 +83,9 @@ func cmdPFAdd(x *Ctx) {
 	}
 	v, changed, err := hll.Add(old, x.args[2:], hll.DefaultSparseMaxBytes)
 	if err != nil {
+		if errors.Is(err, hll.ErrCorrupt) && changed {
+			storeHLL(x, key, e, found, old, v) // what the elements before the bad one did stays, as in Redis
+		}
 		hllError(x, err)
 		return
 	}
