@@ -264,6 +264,8 @@ func TestArgsAcrossRuns(t *testing.T) {
 		{show, []string{"y", "x"}, []string{"1", "", "3", "4"}},
 		{"ARGV[9] = 'hole' ARGV.extra = 1 return 1", []string{"y"}, []string{"1"}},
 		{show, []string{"y"}, []string{"1"}},
+		{"KEYS.extra = 1 ARGV.extra = 2 return 1", []string{"y"}, []string{"1"}},
+		{"return tostring(KEYS.extra) .. ',' .. tostring(ARGV.extra)", []string{"y"}, []string{"1"}}, // nil,nil
 		{show, nil, []string{"12", "1"}},
 		{show, []string{"a", "b", "c"}, nil},
 		{show, []string{"a", "b"}, []string{"1"}},
@@ -281,6 +283,12 @@ func TestArgsAcrossRuns(t *testing.T) {
 			want = append(want, "a"+a)
 		}
 		e.Run(req)
+		if strings.HasPrefix(r.body, "return tostring(KEYS.extra)") {
+			if got := string(w.Bytes()); got != "$7\r\nnil,nil\r\n" {
+				t.Errorf("run %d: fields of the last run's tables: %q", i, got)
+			}
+			continue
+		}
 		if r.body != show {
 			continue
 		}

@@ -277,6 +277,17 @@ func (sb *sandbox) setArgs(keys, args [][]byte) {
 	sb.argv = sb.fill(sb.argv, "ARGV", args)
 }
 
+// hasFields reports whether t holds anything past its array part (a
+// script may set KEYS.x): such a table is not reused.
+func hasFields(t *lua.LTable) bool {
+	var after lua.LValue = lua.LNil
+	if n := t.Len(); n > 0 {
+		after = lua.LNumber(n)
+	}
+	k, _ := t.Next(after)
+	return k != lua.LNil
+}
+
 // argTextKeep is the size up to which fill keeps its buffer.
 const argTextKeep = 64 << 10
 
@@ -285,7 +296,7 @@ const argTextKeep = 64 << 10
 // limiter scripts get the same limits on every run. The values that
 // changed become slices of one new string.
 func (sb *sandbox) fill(t *lua.LTable, name string, vals [][]byte) *lua.LTable {
-	if t == nil || sb.real.RawGetString(name) != t || t.Len() != t.MaxN() {
+	if t == nil || sb.real.RawGetString(name) != t || t.Len() != t.MaxN() || hasFields(t) {
 		t = sb.e.lua.CreateTable(len(vals), 0)
 		sb.real.RawSetString(name, t)
 	}
