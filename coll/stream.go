@@ -212,7 +212,6 @@ func (s *Stream) search(id StreamID) (int, int) {
 	return ci, sort.Search(len(ch), func(i int) bool { return !ch[i].ID.Less(id) })
 }
 
-// top returns the last entry, or nil.
 // TopID returns the ID of the last entry, and false when the stream is
 // empty (its last ID may be larger: the entries after it were deleted).
 func (s *Stream) TopID() (StreamID, bool) {
@@ -222,6 +221,7 @@ func (s *Stream) TopID() (StreamID, bool) {
 	return StreamID{}, false
 }
 
+// top returns the last entry, or nil.
 func (s *Stream) top() *StreamEntry {
 	if len(s.chunks) == 0 {
 		return nil

@@ -129,15 +129,11 @@ func ScoreOf(longitude, latitude float64) (uint64, bool) {
 func Align52(h Hash) uint64 { return h.Bits << (52 - uint(h.Step)*2) }
 
 // Position decodes a stored score to the centre of its cell. Any score
-// decodes (its integer part taken as the hash: 0 is the south-west
-// corner), as in Redis; ok is kept for the decoding's contract.
-func Position(score float64) (longitude, latitude float64, ok bool) {
-	a, ok := Decode(WGS84Long, WGS84Lat, Hash{Bits: CUint64(score), Step: StepMax})
-	if !ok {
-		return 0, 0, false
-	}
-	longitude, latitude = a.Centre()
-	return longitude, latitude, true
+// decodes (converted as C converts it: 0 is the south-west corner), as in
+// Redis, where decoding at step 26 never fails.
+func Position(score float64) (longitude, latitude float64) {
+	a, _ := Decode(WGS84Long, WGS84Lat, Hash{Bits: CUint64(score), Step: StepMax})
+	return a.Centre()
 }
 
 // CInt64 converts f to an integer as C's (long long) cast does on

@@ -24,21 +24,21 @@ func TestRedisValues(t *testing.T) {
 		if c.pos[0] == "" {
 			continue
 		}
-		lon, lat, ok := Position(float64(score))
-		if got := [2]string{strconv.FormatFloat(lon, 'f', 17, 64), strconv.FormatFloat(lat, 'f', 17, 64)}; !ok || got != c.pos {
+		lon, lat := Position(float64(score))
+		if got := [2]string{strconv.FormatFloat(lon, 'f', 17, 64), strconv.FormatFloat(lat, 'f', 17, 64)}; got != c.pos {
 			t.Errorf("Position(%d) = %v; Redis %v", score, got, c.pos)
 		}
 	}
-	lon1, lat1, _ := Position(3479099956230698)
-	lon2, lat2, _ := Position(3479447370796909)
+	lon1, lat1 := Position(3479099956230698)
+	lon2, lat2 := Position(3479447370796909)
 	if d := strconv.FormatFloat(Distance(lon1, lat1, lon2, lat2), 'f', 4, 64); d != "166274.1516" {
 		t.Errorf("Distance = %s; Redis 166274.1516", d)
 	}
 	if _, ok := ScoreOf(0, 85.06); ok {
 		t.Error("a latitude beyond 85.05112878 was encoded")
 	}
-	if lon, lat, ok := Position(0); !ok || lon > -179.99 || lat > -85.05 {
-		t.Errorf("Position(0) = %v, %v, %v; Redis: the south-west corner", lon, lat, ok)
+	if lon, lat := Position(0); lon > -179.99 || lat > -85.05 {
+		t.Errorf("Position(0) = %v, %v; Redis: the south-west corner", lon, lat)
 	}
 }
 

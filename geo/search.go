@@ -123,18 +123,14 @@ func ScoreRange(h Hash) (lo, hi uint64) {
 // Within reports whether the stored score's position lies in the shape,
 // with its distance from the centre in metres.
 func (s *Shape) Within(score float64) (longitude, latitude, dist float64, ok bool) {
-	longitude, latitude, ok = Position(score)
-	if !ok {
-		return 0, 0, 0, false
-	}
+	longitude, latitude = Position(score)
+	dist = Distance(s.Longitude, s.Latitude, longitude, latitude)
 	if !s.Box {
-		dist = Distance(s.Longitude, s.Latitude, longitude, latitude)
 		return longitude, latitude, dist, dist <= s.Radius*s.Conversion
 	}
 	// Redis's rectangle test: the latitude distance, then the longitude
 	// distance along the point's parallel; the reported distance is the
 	// straight one from the centre.
-	dist = Distance(s.Longitude, s.Latitude, longitude, latitude)
 	if LatDistance(latitude, s.Latitude) > s.Height*s.Conversion/2 {
 		return longitude, latitude, dist, false
 	}

@@ -150,6 +150,22 @@ func zeroOps(dst []byte, n int) []byte {
 	return append(dst, byte(n-1))
 }
 
+// opAt decodes the sparse opcode at ops[k]: how many registers it covers,
+// their value (0 for ZERO and XZERO) and its length in bytes; ok is false
+// for an XZERO cut short.
+func opAt(ops []byte, k int) (span int, val uint8, oplen int, ok bool) {
+	b := ops[k]
+	switch {
+	case isZero(b):
+		return int(b&0x3f) + 1, 0, 1, true
+	case isVal(b):
+		return int(b&3) + 1, b>>2&0x1f + 1, 1, true
+	case k+1 < len(ops):
+		return (int(b&0x3f)<<8 | int(ops[k+1])) + 1, 0, 2, true
+	}
+	return 0, 0, 0, false
+}
+
 // sparseRegisters calls fn for each run of registers of a sparse value
 // that are not zero (first register, length, value) and returns
 // ErrCorrupt unless the runs cover exactly the 16384 registers. A run of
@@ -157,26 +173,15 @@ func zeroOps(dst []byte, n int) []byte {
 func sparseRegisters(ops []byte, fn func(first, n int, val uint8)) error {
 	i := 0
 	for k := 0; k < len(ops); {
-		b := ops[k]
-		switch {
-		case isZero(b):
-			i += int(b&0x3f) + 1
-			k++
-		case isXZero(b):
-			if k+1 >= len(ops) {
-				return ErrCorrupt
-			}
-			i += (int(b&0x3f)<<8 | int(ops[k+1])) + 1
-			k += 2
-		default:
-			n, val := int(b&3)+1, uint8(b>>2&0x1f)+1
-			if i+n > registers {
-				return ErrCorrupt
-			}
-			fn(i, n, val)
-			i += n
-			k++
+		n, val, oplen, ok := opAt(ops, k)
+		if !ok || val != 0 && i+n > registers {
+			return ErrCorrupt
 		}
+		if val != 0 {
+			fn(i, n, val)
+		}
+		i += n
+		k += oplen
 	}
 	if i != registers {
 		return ErrCorrupt
@@ -220,19 +225,11 @@ func set(v []byte, i int, count uint8, sparseMax int) (out []byte, changed bool,
 	// Find the opcode covering register i.
 	first, k, prev, span := 0, 0, -1, 0
 	for k < len(ops) {
-		b, oplen := ops[k], 1
-		switch {
-		case isZero(b):
-			span = int(b&0x3f) + 1
-		case isVal(b):
-			span = int(b&3) + 1
-		default:
-			if k+1 >= len(ops) {
-				return v, false, ErrCorrupt
-			}
-			span = (int(b&0x3f)<<8 | int(ops[k+1])) + 1
-			oplen = 2
+		n, _, oplen, ok := opAt(ops, k)
+		if !ok {
+			return v, false, ErrCorrupt
 		}
+		span = n
 		if i <= first+span-1 {
 			break
 		}

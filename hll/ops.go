@@ -63,36 +63,15 @@ func Count(v []byte) (uint64, error) {
 			histo[denseGet(regs, i)]++
 		}
 	} else {
-		// Redis counts what it walked even when the runs do not add up,
-		// then reports the value invalid.
-		i := 0
-		ops := v[headerSize:]
-		for k := 0; k < len(ops); {
-			b := ops[k]
-			switch {
-			case isZero(b):
-				n := int(b&0x3f) + 1
-				histo[0] += n
-				i += n
-				k++
-			case isXZero(b):
-				if k+1 >= len(ops) {
-					return 0, ErrCorrupt
-				}
-				n := (int(b&0x3f)<<8 | int(ops[k+1])) + 1
-				histo[0] += n
-				i += n
-				k += 2
-			default:
-				n := int(b&3) + 1
-				histo[b>>2&0x1f+1] += n
-				i += n
-				k++
-			}
+		set := 0
+		err := sparseRegisters(v[headerSize:], func(_, n int, val uint8) {
+			histo[val] += n
+			set += n
+		})
+		if err != nil {
+			return 0, err
 		}
-		if i != registers {
-			return 0, ErrCorrupt
-		}
+		histo[0] = registers - set
 	}
 	return estimate(&histo), nil
 }

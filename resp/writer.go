@@ -137,6 +137,16 @@ func (w *Writer) Set(n int) {
 	w.b = redcon.AppendArray(w.b, n)
 }
 
+// DoubleText appends a double given as its text: a RESP3 double, or the
+// text as a bulk string in RESP2.
+func (w *Writer) DoubleText(b []byte) {
+	if !w.resp3 {
+		w.Bulk(b)
+		return
+	}
+	w.b = append(append(append(w.b, ','), b...), '\r', '\n')
+}
+
 // Double appends a floating-point reply (a bulk string in RESP2).
 func (w *Writer) Double(f float64) {
 	if w.resp3 {

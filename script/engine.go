@@ -194,16 +194,8 @@ func (e *Engine) Load(body []byte) (string, error) {
 // Exists reports whether the script with this digest (any case) is
 // cached. Safe from any goroutine.
 func (e *Engine) Exists(sha []byte) bool {
-	var buf [40]byte
-	low := buf[:0]
-	for _, c := range sha {
-		if 'A' <= c && c <= 'Z' {
-			c += 'a' - 'A'
-		}
-		low = append(low, c)
-	}
 	e.cacheMu.RLock()
-	_, ok := e.scripts[string(low)]
+	ok := e.bySHA(sha) != nil
 	e.cacheMu.RUnlock()
 	return ok
 }
@@ -326,11 +318,16 @@ func (e *Engine) Kill() string {
 	case e.wrote.Load():
 		return ErrUnkillable
 	}
+	e.killLocked()
+	return ""
+}
+
+// killLocked stops the running script, once. Requires mu.
+func (e *Engine) killLocked() {
 	if !e.killed {
 		e.killed = true
 		close(e.kill.done)
 	}
-	return ""
 }
 
 // Stop stops the running script even if it has written (SHUTDOWN NOSAVE,
@@ -338,9 +335,8 @@ func (e *Engine) Kill() string {
 func (e *Engine) Stop() {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	if e.running && !e.killed {
-		e.killed = true
-		close(e.kill.done)
+	if e.running {
+		e.killLocked()
 	}
 }
 
@@ -368,6 +364,7 @@ func (e *Engine) Run(req *Request) {
 }
 
 // bySHA returns the cached script with this digest (any case), or nil.
+// Requires cacheMu, or the engine (the script lock: writers hold both).
 func (e *Engine) bySHA(sha []byte) *compiled {
 	var buf [40]byte
 	if len(sha) != len(buf) {

@@ -47,8 +47,9 @@ import (
 //     not 0 (a client tracks or is blocked: the hot path's one atomic
 //     load), and end, still holding the shards, calls signal, which wakes
 //     the first waiter of each changed key (any change: the woken client
-//     re-checks), or every XREAD waiting on a changed stream. That covers every command, EXEC, scripts, RENAME/COPY/
-//     RESTORE into a key and the push of an LMOVE or of a served BLMOVE.
+//     re-checks), or every XREAD waiting on a changed stream. That covers
+//     every command, EXEC, scripts, RENAME/COPY/RESTORE into a key and the
+//     push of an LMOVE or of a served BLMOVE.
 //   - Order. Waiters on one key are served first come, first served: a
 //     blocked command takes an element from a key only if it is the first
 //     waiter of that key's queue, and a blocking command that arrives while

@@ -2,6 +2,7 @@ package server
 
 import (
 	"bytes"
+	"fmt"
 	"math"
 	"slices"
 	"strconv"
@@ -137,48 +138,17 @@ func geoPositive(x *Ctx, b []byte, errMsg, negMsg string) (float64, bool) {
 	return f, true
 }
 
-// geoDistance formats a distance as Redis's fixedpoint_d2string with four
-// decimals: rounded to the nearest (even) ten-thousandth.
+// geoDistance formats a distance (never negative) as Redis's
+// fixedpoint_d2string with four decimals: rounded to the nearest (even)
+// ten-thousandth.
 func geoDistance(d float64) []byte {
-	if d == 0 {
-		return []byte("0.0000")
-	}
 	v := int64(math.RoundToEven(d * 10000))
-	neg := v < 0
-	if neg {
-		v = -v
-	}
-	s := strconv.AppendInt(nil, v, 10)
-	for len(s) < 5 {
-		s = append([]byte{'0'}, s...)
-	}
-	out := make([]byte, 0, len(s)+2)
-	if neg {
-		out = append(out, '-')
-	}
-	out = append(out, s[:len(s)-4]...)
-	out = append(out, '.')
-	return append(out, s[len(s)-4:]...)
+	return fmt.Appendf(nil, "%d.%04d", v/10000, v%10000)
 }
 
-// geoHuman writes a coordinate as Redis's addReplyHumanLongDouble: "%.17Lf"
-// without trailing zeros, a bulk string (RESP3: a double).
+// geoHuman writes a coordinate as Redis's addReplyHumanLongDouble does.
 func geoHuman(x *Ctx, f float64) {
-	b := strconv.AppendFloat(nil, f, 'f', 17, 64)
-	if bytes.IndexByte(b, '.') >= 0 {
-		b = bytes.TrimRight(b, "0")
-		b = bytes.TrimSuffix(b, []byte("."))
-	}
-	if string(b) == "-0" {
-		b = b[1:]
-	}
-	if isRESP3(x) {
-		x.w.Append([]byte(","))
-		x.w.Append(b)
-		x.w.Append([]byte("\r\n"))
-		return
-	}
-	x.w.Bulk(b)
+	x.w.DoubleText(humanDecimal(strconv.AppendFloat(nil, f, 'f', 17, 64)))
 }
 
 // cmdGeoAdd is GEOADD key [NX|XX] [CH] longitude latitude member [...]:
@@ -236,13 +206,11 @@ func geoMembers(x *Ctx, missing func(), each func(lon, lat float64)) {
 	}
 	x.w.Array(len(x.args) - 2)
 	for _, m := range x.args[2:] {
-		score, found := geoScore(z, m)
-		lon, lat, ok := geo.Position(score)
-		if !found || !ok {
+		if score, found := geoScore(z, m); found {
+			each(geo.Position(score))
+		} else {
 			missing()
-			continue
 		}
-		each(lon, lat)
 	}
 }
 
@@ -293,12 +261,12 @@ func cmdGeoDist(x *Ctx) {
 	}
 	s1, ok1 := z.Score(args[2])
 	s2, ok2 := z.Score(args[3])
-	lon1, lat1, ok3 := geo.Position(s1)
-	lon2, lat2, ok4 := geo.Position(s2)
-	if !ok1 || !ok2 || !ok3 || !ok4 {
+	if !ok1 || !ok2 {
 		x.w.Null()
 		return
 	}
+	lon1, lat1 := geo.Position(s1)
+	lon2, lat2 := geo.Position(s2)
 	x.w.Bulk(geoDistance(geo.Distance(lon1, lat1, lon2, lat2) / toMeter))
 }
 
@@ -563,12 +531,12 @@ func geoRadius(x *Ctx, a [][]byte, shape *geo.Shape) bool {
 }
 
 // geoMember is a member's position.
-func geoMember(z *coll.ZSet, member []byte) (float64, float64, bool) {
+func geoMember(z *coll.ZSet, member []byte) (lon, lat float64, ok bool) {
 	score, ok := z.Score(member)
-	if !ok {
-		return 0, 0, false
+	if ok {
+		lon, lat = geo.Position(score)
 	}
-	return geo.Position(score)
+	return lon, lat, ok
 }
 
 // geoCollect scans the search's cells in order, each by score, keeping

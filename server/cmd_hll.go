@@ -82,19 +82,17 @@ func cmdPFAdd(x *Ctx) {
 		return
 	}
 	v, changed, err := hll.Add(old, x.args[2:], hll.DefaultSparseMaxBytes)
-	if err != nil {
-		if errors.Is(err, hll.ErrCorrupt) && changed {
-			storeHLL(x, key, e, found, old, v) // what the elements before the bad one did stays, as in Redis
-		}
-		hllError(x, err)
-		return
-	}
-	if changed {
+	if changed { // (also when a corrupt value failed: what came before stays, as in Redis)
 		storeHLL(x, key, e, found, old, v)
-		x.w.Int(1)
-		return
 	}
-	x.w.Int(0)
+	switch {
+	case err != nil:
+		hllError(x, err)
+	case changed:
+		x.w.Int(1)
+	default:
+		x.w.Int(0)
+	}
 }
 
 // cmdPFCount is PFCOUNT key [key ...]. One key answers its cached

@@ -252,9 +252,12 @@ func addLongDouble(x, y longDouble) (*big.Float, bool) {
 }
 
 // formatLongDouble prints f as Redis's ld2string in human mode: "%.17Lf",
-// then trailing zeros (and a trailing point) removed, and "-0" as "0".
-func formatLongDouble(f *big.Float) []byte {
-	b := f.Append(nil, 'f', 17)
+// then humanDecimal.
+func formatLongDouble(f *big.Float) []byte { return humanDecimal(f.Append(nil, 'f', 17)) }
+
+// humanDecimal is the end of Redis's human mode: trailing zeros (and a
+// trailing point) removed, and "-0" as "0".
+func humanDecimal(b []byte) []byte {
 	if bytes.IndexByte(b, '.') >= 0 {
 		b = bytes.TrimRight(b, "0")
 		b = bytes.TrimSuffix(b, []byte("."))
