@@ -48,6 +48,15 @@ const (
 	OpXTrim  // "MAXLEN" n | "MINID" id (exact trimming); n = entries removed
 	OpXSetID // last-id [entries-added max-deleted-id]; n = 0
 
+	// Stream consumer groups (stream_group.go); times are Unix ms.
+	OpXGroupCreate      // group last-id entries-read (-1: unknown); n = 1
+	OpXGroupSetID       // group last-id entries-read; n = 1
+	OpXGroupDestroy     // group; n = 1
+	OpXGroupConsumer    // group consumer seen: creates the consumer or sets its seen time; n = 1 when created
+	OpXGroupDelConsumer // group consumer; n = its pending entries, dropped
+	OpXGroupClaim       // group consumer time count-mode id...: each id pending for consumer (created when absent, with count 1), delivered at time; count-mode "one" | "incr" | "keep" | n; n = ids
+	OpXGroupAck         // group id...; n = pending entries removed
+
 	numOps // one past the last op
 )
 
@@ -59,6 +68,9 @@ var opNames = [numOps]string{
 	OpLPush: "lpush", OpRPush: "rpush", OpLPop: "lpop", OpRPop: "rpop",
 	OpLSet: "lset", OpLTrim: "ltrim", OpLInsert: "linsert", OpLRem: "lrem",
 	OpXAdd: "xadd", OpXDel: "xdel", OpXTrim: "xtrim", OpXSetID: "xsetid",
+	OpXGroupCreate: "xgroup-create", OpXGroupSetID: "xgroup-setid", OpXGroupDestroy: "xgroup-destroy",
+	OpXGroupConsumer: "xgroup-consumer", OpXGroupDelConsumer: "xgroup-delconsumer",
+	OpXGroupClaim: "xgroup-claim", OpXGroupAck: "xgroup-ack",
 }
 
 // String returns the op's name (the Redis command it resembles).
@@ -83,7 +95,7 @@ func (op Op) Kind() shards.Kind {
 		return shards.KindZSet
 	case op >= OpLPush && op <= OpLRem:
 		return shards.KindList
-	case op >= OpXAdd && op <= OpXSetID:
+	case op >= OpXAdd && op <= OpXGroupAck:
 		return shards.KindStream
 	}
 	return 0

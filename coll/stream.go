@@ -10,9 +10,9 @@ import (
 	"github.com/turnstile/turnstile/resp"
 )
 
-// Stream is a minimal Redis stream: entries (an ID and field/value pairs)
-// in ID order, the last ID ever added, the count of entries ever added
-// and the largest ID deleted. Consumer groups are not kept. An empty
+// Stream is a Redis stream: entries (an ID and field/value pairs) in ID
+// order, the last ID ever added, the count of entries ever added, the
+// largest ID deleted, and consumer groups (stream_group.go). An empty
 // stream is still a stream (Redis keeps the key).
 //
 // Each entry's pairs are one packed slice; entries are kept in chunks of
@@ -25,6 +25,7 @@ type Stream struct {
 	added  uint64
 	maxDel StreamID
 	mem    int
+	groups map[string]*StreamGroup // nil until a group is created
 }
 
 // StreamID is an entry ID, ms-seq.
@@ -195,6 +196,7 @@ func (s *Stream) CloneObject() any {
 		}
 		c.chunks[ci] = cc
 	}
+	c.groups = s.cloneGroups()
 	return &c
 }
 
@@ -413,13 +415,17 @@ func (s *Stream) apply(op Op, args [][]byte) (int64, bool, error) {
 		}
 		s.last = last
 		return 0, true, nil
+	case OpXGroupCreate, OpXGroupSetID, OpXGroupDestroy, OpXGroupConsumer, OpXGroupDelConsumer, OpXGroupClaim, OpXGroupAck:
+		return s.applyGroup(op, args)
 	}
 	return 0, false, fmt.Errorf("%w: %s on a stream", ErrBadOp, op)
 }
 
 // AppendBinary appends the persistent form: the last ID, entries added and
 // the largest deleted ID as uvarints, the entry count, then each entry:
-// its ID, its pair count, and the fields and values length-prefixed.
+// its ID, its pair count, and the fields and values length-prefixed; then,
+// when the stream has consumer groups, the groups (appendGroups). A
+// stream without groups has the form it had before groups existed.
 func (s *Stream) AppendBinary(dst []byte) []byte {
 	dst = appendUvarint(appendUvarint(dst, s.last.Ms), s.last.Seq)
 	dst = appendUvarint(dst, s.added)
@@ -431,6 +437,9 @@ func (s *Stream) AppendBinary(dst []byte) []byte {
 		dst = append(dst, e.packed...)
 		return true
 	})
+	if len(s.groups) > 0 {
+		dst = s.appendGroups(dst)
+	}
 	return dst
 }
 
@@ -459,6 +468,11 @@ func decodeStream(b []byte) (*Stream, error) {
 			s.add(id, args)
 		}
 		prev = id
+	}
+	if r.err == nil && len(r.b) > 0 {
+		if err := s.decodeGroups(&r); err != nil {
+			return nil, err
+		}
 	}
 	if err := r.done(); err != nil {
 		return nil, err

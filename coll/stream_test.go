@@ -196,6 +196,10 @@ func FuzzDecodeStream(f *testing.F) {
 	Apply(s, OpXDel, [][]byte{[]byte("1-1")})
 	f.Add(s.AppendBinary(nil))
 	f.Add(NewStream().AppendBinary(nil))
+	Apply(s, OpXGroupCreate, [][]byte{[]byte("g"), []byte("1-0"), []byte("-1")})
+	Apply(s, OpXGroupConsumer, [][]byte{[]byte("g"), []byte("c"), []byte("5")})
+	Apply(s, OpXGroupClaim, [][]byte{[]byte("g"), []byte("c"), []byte("7"), []byte("one"), []byte("2-0")})
+	f.Add(s.AppendBinary(nil))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		v, err := decodeStream(b)
 		if err != nil {
@@ -229,5 +233,125 @@ func BenchmarkStreamRange10(b *testing.B) {
 	for b.Loop() {
 		k := 0
 		s.Range(StreamID{1, 50000}, MaxStreamID, false, func(e *StreamEntry) bool { n += e.Pairs(); k++; return k < 10 })
+	}
+}
+
+// groupState renders a stream's groups: each group's counters, consumers
+// and PEL, for comparisons.
+func groupState(s *Stream) string {
+	var out []string
+	for _, g := range s.Groups() {
+		out = append(out, fmt.Sprintf("%s last=%s read=%d", g.Name, g.Last, g.EntriesRead))
+		for _, c := range g.Consumers() {
+			out = append(out, fmt.Sprintf(" %s seen=%d pel=%v", c.Name, c.Seen, c.PendingFrom(StreamID{})))
+		}
+		for _, id := range g.PendingFrom(StreamID{}) {
+			n := g.Pending(id)
+			out = append(out, fmt.Sprintf(" %s %s t=%d n=%d", id, n.Consumer.Name, n.Time, n.Count))
+		}
+	}
+	return fmt.Sprint(out)
+}
+
+func TestStreamGroups(t *testing.T) {
+	s := NewStream()
+	for i := 1; i <= 5; i++ {
+		apply(t, s, OpXAdd, fmt.Sprintf("%d-1", i), "f", "v")
+	}
+	base := s.MemoryUsage()
+	apply(t, s, OpXGroupCreate, "g", "0-0", "-1")
+	apply(t, s, OpXGroupCreate, "a", "3-1", "3")
+	if _, _, err := Apply(s, OpXGroupCreate, [][]byte{[]byte("g"), []byte("0"), []byte("-1")}); err == nil {
+		t.Fatal("a group created twice")
+	}
+	if n := apply(t, s, OpXGroupConsumer, "g", "bob", "100"); n != 1 {
+		t.Fatal("consumer not created")
+	}
+	if n := apply(t, s, OpXGroupConsumer, "g", "bob", "200"); n != 0 {
+		t.Fatal("consumer created twice")
+	}
+	apply(t, s, OpXGroupConsumer, "g", "alice", "150")
+	apply(t, s, OpXGroupClaim, "g", "bob", "300", "one", "1-1", "2-1", "3-1")
+	apply(t, s, OpXGroupClaim, "g", "alice", "400", "incr", "2-1", "9-9")
+	apply(t, s, OpXGroupClaim, "g", "alice", "500", "7", "3-1")
+	apply(t, s, OpXGroupClaim, "g", "alice", "600", "keep", "3-1")
+	want := "[a last=3-1 read=3 g last=0-0 read=-1  alice seen=150 pel=[2-1 3-1 9-9]  bob seen=200 pel=[1-1] " +
+		" 1-1 bob t=300 n=1  2-1 alice t=400 n=2  3-1 alice t=600 n=7  9-9 alice t=400 n=2]"
+	if got := groupState(s); got != want {
+		t.Fatalf("got  %s\nwant %s", got, want)
+	}
+	c := s.CloneObject().(*Stream)
+	d, err := Decode(shards.KindStream, s.AppendBinary(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := groupState(d.(*Stream)); got != want || d.MemoryUsage() != s.MemoryUsage() {
+		t.Fatalf("decoded: %s (memory %d, want %d)", got, d.MemoryUsage(), s.MemoryUsage())
+	}
+	if n := apply(t, s, OpXGroupAck, "g", "2-1", "2-1", "8-8"); n != 1 {
+		t.Fatalf("acked %d", n)
+	}
+	if n := apply(t, s, OpXGroupDelConsumer, "g", "alice"); n != 2 {
+		t.Fatalf("delconsumer dropped %d", n)
+	}
+	apply(t, s, OpXGroupSetID, "g", "5-1", "5")
+	if got := groupState(s); got != "[a last=3-1 read=3 g last=5-1 read=5  bob seen=200 pel=[1-1]  1-1 bob t=300 n=1]" {
+		t.Fatal(got)
+	}
+	if groupState(c) != want {
+		t.Fatal("the clone shares the groups")
+	}
+	apply(t, s, OpXGroupDestroy, "g")
+	apply(t, s, OpXGroupDestroy, "a")
+	if s.GroupCount() != 0 || s.MemoryUsage() != base {
+		t.Fatalf("%d groups left, memory %d, want %d", s.GroupCount(), s.MemoryUsage(), base)
+	}
+	for _, bad := range [][]string{
+		{"nog"}, {"nog", "0", "0"}, {"g", "x", "0"}, {"g", "0", "-2"},
+	} {
+		b := make([][]byte, len(bad))
+		for i, a := range bad {
+			b[i] = []byte(a)
+		}
+		if _, _, err := Apply(s, OpXGroupSetID, b); err == nil {
+			t.Errorf("setid %q applied", bad)
+		}
+	}
+}
+
+// TestStreamLag follows Redis's entries-read and lag rules through reads,
+// a deletion ahead of the group, and a group created past the end.
+func TestStreamLag(t *testing.T) {
+	s := NewStream()
+	apply(t, s, OpXGroupCreate, "g", "0-0", "-1")
+	if lag, ok := s.Lag(s.Group([]byte("g"))); !ok || lag != 0 {
+		t.Fatal("a new stream's lag is 0")
+	}
+	for i := 1; i <= 4; i++ {
+		apply(t, s, OpXAdd, fmt.Sprintf("%d-1", i), "f", "v")
+	}
+	g := s.Group([]byte("g"))
+	if lag, ok := s.Lag(g); !ok || lag != 4 {
+		t.Fatalf("lag %d %v", lag, ok)
+	}
+	last, read := s.Delivered(g, []StreamID{{1, 1}, {2, 1}})
+	if last != (StreamID{2, 1}) || read != 2 {
+		t.Fatalf("delivered: %s %d", last, read)
+	}
+	apply(t, s, OpXGroupSetID, "g", last.String(), fmt.Sprint(read))
+	apply(t, s, OpXDel, "3-1")
+	if lag, ok := s.Lag(g); ok {
+		t.Fatalf("a tombstone ahead: lag %d", lag)
+	}
+	// Redis looks for tombstones from the delivered ID on only: 3-1 lies
+	// behind 4-1, so the counter just counts on (to 3, not 4).
+	last, read = s.Delivered(g, []StreamID{{4, 1}})
+	if last != (StreamID{4, 1}) || read != 3 {
+		t.Fatalf("read to the end past a tombstone: %s %d", last, read)
+	}
+	// Delivered from a group whose counter is unknown: estimated.
+	apply(t, s, OpXGroupCreate, "h", "0-0", "-1")
+	if last, read = s.Delivered(s.Group([]byte("h")), []StreamID{{4, 1}}); read != 4 {
+		t.Fatalf("estimated at the last entry: %s %d", last, read)
 	}
 }

@@ -57,6 +57,8 @@ var fieldCodes = [...]struct {
 	{coll.OpLPush, 10}, {coll.OpRPush, 11}, {coll.OpLPop, 12}, {coll.OpRPop, 13},
 	{coll.OpLSet, 14}, {coll.OpLTrim, 15}, {coll.OpLInsert, 16}, {coll.OpLRem, 17},
 	{coll.OpXAdd, 18}, {coll.OpXDel, 19}, {coll.OpXTrim, 20}, {coll.OpXSetID, 21},
+	{coll.OpXGroupCreate, 22}, {coll.OpXGroupSetID, 23}, {coll.OpXGroupDestroy, 24},
+	{coll.OpXGroupConsumer, 25}, {coll.OpXGroupDelConsumer, 26}, {coll.OpXGroupClaim, 27}, {coll.OpXGroupAck, 28},
 }
 
 // fieldCode returns the file's code for a collection op.

@@ -8,10 +8,9 @@ import (
 	"github.com/turnstile/turnstile/resp"
 )
 
-// Streams without consumer groups: XADD XLEN XRANGE XREVRANGE XTRIM XDEL,
-// XREAD (cmd_stream_read.go) and XSETID (cmd_stream_setid.go). Consumer
-// groups (XGROUP, XREADGROUP, XACK, XPENDING, XCLAIM, XAUTOCLAIM) and
-// XINFO are not implemented.
+// Streams: XADD XLEN XRANGE XREVRANGE XTRIM XDEL, XREAD
+// (cmd_stream_read.go) and XSETID (cmd_stream_setid.go); consumer groups
+// and XINFO are in cmd_stream_group.go.
 // Approximate trimming ("~") trims exactly: Redis's removes only whole
 // nodes of up to 100 entries, so it may leave more entries than asked.
 func streamCommands() []*Command {

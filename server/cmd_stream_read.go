@@ -32,7 +32,7 @@ func xreadCommand() *Command {
 const xreadBlockedCount = 1000
 
 // xreadStreams finds the STREAMS keyword as Redis's xreadGetKeys does
-// (skipping BLOCK's and COUNT's values) and returns the position of the
+// (skipping BLOCK's and COUNT's values, XREADGROUP's GROUP and NOACK) and returns the position of the
 // first key and the number of keys, or 0, 0 when the keys and IDs do not
 // pair up.
 func xreadStreams(args [][]byte) (first, n int) {
@@ -40,6 +40,9 @@ func xreadStreams(args [][]byte) (first, n int) {
 		switch {
 		case isKeyword(args[i], "block"), isKeyword(args[i], "count"):
 			i++
+		case isKeyword(args[i], "group"): // XREADGROUP's
+			i += 2
+		case isKeyword(args[i], "noack"):
 		case isKeyword(args[i], "streams"):
 			rest := len(args) - i - 1
 			if rest == 0 || rest%2 != 0 {

@@ -2,6 +2,7 @@ package server
 
 import (
 	"math/rand/v2"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -100,7 +101,7 @@ func newGen(seed uint64) *gen {
 		mkFamily("sets", setEntries, bulkSet),
 		mkFamily("zsets", zsetEntries, bulkZSet),
 		mkFamily("lists", listEntries, bulkList),
-		mkFamily("streams", streamEntries, bulkStream),
+		mkFamily("streams", slices.Concat(streamEntries, streamGroupEntries), bulkStream),
 		mkFamily("hyperloglogs", hllEntries, bulkHLL),
 		mkFamily("geo", geoEntries, nil),
 	}
@@ -1067,6 +1068,110 @@ var streamEntries = []genEntry{
 	}},
 }
 
+// streamGroupEntries draw consumer-group commands on the stream keys.
+// Nothing time-dependent is compared: XPENDING only in its summary form,
+// XINFO only GROUPS, and a min-idle-time is 0 or 10^9 ms, which a delivery
+// made now never reaches and one XCLAIM dated at TIME 1000 always has.
+var streamGroupEntries = []genEntry{
+	{4, func(g *gen) dcmd {
+		k := g.key()
+		// The subcommand is never mangled (g.kw): Redis finds a
+		// subcommand by hashing its whole name, NULs included, and
+		// compares names as C strings, so "CREATE\x00" is CREATE when its
+		// hash falls in CREATE's bucket, which depends on the process's
+		// random hash seed.
+		c := oneKey(k, "XGROUP", g.pick([]string{"CREATE", "create"}), k, g.group(), g.groupID())
+		if g.maybe(30) {
+			c.args = append(c.args, g.kw("MKSTREAM"))
+		}
+		if g.maybe(15) {
+			c.args = append(c.args, "ENTRIESREAD", g.pick([]string{"-1", "0", "2", "-2", "x"}))
+		}
+		return c
+	}},
+	{1, func(g *gen) dcmd {
+		k := g.key()
+		c := oneKey(k, "XGROUP", "SETID", k, g.group(), g.groupID())
+		if g.maybe(30) {
+			c.args = append(c.args, "ENTRIESREAD", g.pick([]string{"-1", "0", "3"}))
+		}
+		return c
+	}},
+	{1, func(g *gen) dcmd { k := g.key(); return oneKey(k, "XGROUP", "DESTROY", k, g.group()) }},
+	{1, func(g *gen) dcmd {
+		k := g.key()
+		return oneKey(k, "XGROUP", g.pick([]string{"CREATECONSUMER", "DELCONSUMER"}), k, g.group(), g.consumer())
+	}},
+	{6, func(g *gen) dcmd {
+		ks := g.some(1+g.r.IntN(2), g.key)
+		args := []string{"XREADGROUP", "GROUP", g.group(), g.consumer()}
+		if g.maybe(40) {
+			args = append(args, "COUNT", g.count())
+		}
+		if g.maybe(15) {
+			args = append(args, "NOACK")
+		}
+		args = append(args, "STREAMS")
+		args = append(args, ks...)
+		for range ks {
+			if g.maybe(70) {
+				args = append(args, ">")
+			} else {
+				args = append(args, strings.TrimPrefix(g.rangeID(), "("))
+			}
+		}
+		return mkCmd(ks, args...)
+	}},
+	{3, func(g *gen) dcmd {
+		k := g.key()
+		return oneKey(k, append([]string{"XACK", k, g.group()}, g.some(1+g.r.IntN(3), g.rangeID)...)...)
+	}},
+	{2, func(g *gen) dcmd { k := g.key(); return oneKey(k, "XPENDING", k, g.group()) }},
+	{3, func(g *gen) dcmd {
+		k := g.key()
+		c := oneKey(k, append([]string{"XCLAIM", k, g.group(), g.consumer(), g.minIdle()}, g.some(1+g.r.IntN(3), g.rangeID)...)...)
+		if g.maybe(50) {
+			c.args = append(c.args, "TIME", "1000")
+		}
+		if g.maybe(20) {
+			c.args = append(c.args, "RETRYCOUNT", g.pick([]string{"0", "3", "x"}))
+		}
+		for _, o := range []string{"FORCE", "JUSTID"} {
+			if g.maybe(25) {
+				c.args = append(c.args, o)
+			}
+		}
+		if g.maybe(15) {
+			c.args = append(c.args, "LASTID", strings.TrimPrefix(g.rangeID(), "("))
+		}
+		return c
+	}},
+	{2, func(g *gen) dcmd {
+		k := g.key()
+		c := oneKey(k, "XAUTOCLAIM", k, g.group(), g.consumer(), g.minIdle(), g.rangeID())
+		if g.maybe(40) {
+			c.args = append(c.args, "COUNT", g.count())
+		}
+		if g.maybe(30) {
+			c.args = append(c.args, "JUSTID")
+		}
+		return c
+	}},
+	{2, func(g *gen) dcmd { k := g.key(); return oneKey(k, "XINFO", "GROUPS", k) }},
+}
+
+func (g *gen) group() string    { return g.pick([]string{"g1", "g2", "g3"}) }
+func (g *gen) consumer() string { return g.pick([]string{"c1", "c2", "c3"}) }
+func (g *gen) minIdle() string  { return g.pick([]string{"0", "0", "1000000000", "x"}) }
+
+// groupID is a group's start: "$", or an ID near those given out.
+func (g *gen) groupID() string {
+	if g.maybe(25) {
+		return "$"
+	}
+	return strings.TrimPrefix(g.rangeID(), "(")
+}
+
 // Bulk steps: one write of 130 or more elements (or, for streams, a
 // transaction of as many XADDs), to cross encoding thresholds.
 
@@ -1142,6 +1247,7 @@ var diffCommandNames = []string{
 	"LPUSH", "RPUSH", "LPUSHX", "RPUSHX", "LPOP", "RPOP", "LRANGE", "LTRIM", "LINDEX", "LSET",
 	"LLEN", "LREM", "LINSERT", "LPOS", "LMOVE", "RPOPLPUSH",
 	"XADD", "XLEN", "XRANGE", "XREVRANGE", "XTRIM", "XDEL", "XREAD", "XSETID", "PFADD", "PFCOUNT", "PFMERGE",
+	"XGROUP", "XREADGROUP", "XACK", "XPENDING", "XCLAIM", "XAUTOCLAIM", "XINFO",
 	"GEOADD", "GEOPOS", "GEOHASH", "GEODIST", "GEOSEARCH", "GEOSEARCHSTORE", "GEORADIUS", "GEORADIUSBYMEMBER",
 	"GEORADIUSBYMEMBER_RO",
 }

@@ -195,8 +195,8 @@ func keyspaceDump(t *testing.T, c *rawConn) map[string]dumpedKey {
 					val = sortedReply(c.do("SMEMBERS", key), false)
 				case "zset":
 					val = c.do("ZRANGE", key, "0", "-1", "WITHSCORES")
-				case "stream":
-					val = c.do("XRANGE", key, "-", "+")
+				case "stream": // entries, counters, groups, PELs, consumers
+					val = c.do("XINFO", "STREAM", key, "FULL", "COUNT", "0")
 				}
 				exp, _ := strconv.ParseInt(strings.Trim(c.do("PEXPIRETIME", key), ":\r\n"), 10, 64)
 				out[strconv.Itoa(db)+":"+key] = dumpedKey{line: typ + " " + val, exp: max(exp, 0)}
