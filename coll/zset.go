@@ -40,6 +40,19 @@ const maxIntScore = 1 << 62
 // NewZSet returns an empty sorted set.
 func NewZSet() *ZSet { return &ZSet{} }
 
+// NewZSetFor returns an empty sorted set for n members, the longest
+// maxLen bytes, in the form Redis gives such a set when it builds one
+// whole (ZUNIONSTORE and its kin build a skiplist, then pack it only if it
+// fits): the skiplist form from the start when the members will not fit
+// the packed form, so that a negative zero score keeps its sign there as
+// in Redis's skiplist (the packed form, like Redis's listpack, has none).
+func NewZSetFor(n, maxLen int) *ZSet {
+	if n > maxPackedEntries || maxLen > maxPackedValue {
+		return &ZSet{big: newZskip(n)}
+	}
+	return &ZSet{}
+}
+
 // Len returns the number of members.
 func (z *ZSet) Len() int {
 	if z.big != nil {

@@ -26,6 +26,7 @@ const (
 	Set
 	ZSet
 	Hash
+	TypeStream // (named apart from the Stream value it holds)
 )
 
 // ZMember is one member of a sorted set.
@@ -36,13 +37,15 @@ type ZMember struct {
 
 // Value is one decoded value. Exactly the field of its Type is set:
 // Str (String), Elems (List: in order; Set: members), Pairs (Hash: field,
-// value) or ZMembers (ZSet). Byte slices may alias the payload.
+// value), ZMembers (ZSet) or Stream (TypeStream). Byte slices may alias
+// the payload.
 type Value struct {
 	Type     Type
 	Str      []byte
 	Elems    [][]byte
 	Pairs    [][2][]byte
 	ZMembers []ZMember
+	Stream   *Stream
 }
 
 // ErrChecksum is Decode's error for a payload whose footer is wrong: too
@@ -360,6 +363,8 @@ func (r *reader) value() (Value, error) {
 			v.Elems = append(v.Elems, items...)
 		}
 		return v, checkNonEmpty(v, false)
+	case typeStreamListpacks, typeStreamListpacks2, typeStreamListpacks3:
+		return r.stream(t)
 	}
 	return Value{}, fmt.Errorf("unsupported RDB type %d", t)
 }

@@ -27,8 +27,20 @@ func describe(v Value) string {
 		for _, m := range v.ZMembers {
 			parts = append(parts, fmt.Sprintf("%v %q", m.Score, m.Member))
 		}
+	case TypeStream: // all but First, which the encoder derives
+		st := v.Stream
+		for _, e := range st.Entries {
+			parts = append(parts, fmt.Sprintf("%d-%d %q", e.ID.Ms, e.ID.Seq, e.Fields))
+		}
+		parts = append(parts, fmt.Sprintf("last=%v maxdel=%v added=%d", st.Last, st.MaxDeleted, st.EntriesAdded))
+		for _, g := range st.Groups {
+			parts = append(parts, fmt.Sprintf("group %q last=%v read=%d pel=%v", g.Name, g.Last, g.EntriesRead, g.PEL))
+			for _, c := range g.Consumers {
+				parts = append(parts, fmt.Sprintf("consumer %q seen=%d pel=%v", c.Name, c.Seen, c.PEL))
+			}
+		}
 	}
-	name := map[Type]string{List: "List", Set: "Set", Hash: "Hash", ZSet: "ZSet"}[v.Type]
+	name := map[Type]string{List: "List", Set: "Set", Hash: "Hash", ZSet: "ZSet", TypeStream: "Stream"}[v.Type]
 	return name + " [" + strings.Join(parts, " ") + "]"
 }
 
@@ -58,8 +70,11 @@ func TestDecodeRedisPayloads(t *testing.T) {
 
 // encodeValue writes v with the Encoder.
 func encodeValue(v Value) []byte {
-	if v.Type == String {
+	switch v.Type {
+	case String:
 		return EncodeString(v.Str)
+	case TypeStream:
+		return EncodeStream(v.Stream)
 	}
 	var e Encoder
 	switch v.Type {

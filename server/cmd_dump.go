@@ -49,8 +49,8 @@ func cmdDump(x *Ctx) {
 	x.w.Bulk(p)
 }
 
-// errDumpStream refuses DUMP of a stream (its RDB form is not written).
-var errDumpStream = errors.New("DUMP of a stream is not supported")
+// errDumpStream refuses DUMP of a value of no known type (none is made).
+var errDumpStream = errors.New("DUMP of this value is not supported")
 
 // dumpPayload serializes an entry's value (not its expiry).
 func dumpPayload(e shards.Entry) ([]byte, error) {
@@ -82,6 +82,8 @@ func dumpPayload(e shards.Entry) ([]byte, error) {
 			enc.Str(el)
 			return true
 		})
+	case *coll.Stream:
+		return rdb.EncodeStream(rdbStream(v)), nil
 	case nil:
 		return rdb.EncodeString(e.AppendString(nil)), nil
 	default:
@@ -214,6 +216,12 @@ func entryOf(v rdb.Value) (shards.Entry, error) {
 		for _, m := range v.ZMembers {
 			args = append(args, strconv.AppendFloat(nil, m.Score, 'g', -1, 64), m.Member)
 		}
+	case rdb.TypeStream:
+		st, err := streamOf(v.Stream)
+		if err != nil {
+			return shards.Entry{}, err
+		}
+		return shards.Entry{Kind: shards.KindStream, Obj: st}, nil
 	default:
 		return shards.Entry{}, errors.New("unknown value type")
 	}
@@ -222,4 +230,99 @@ func entryOf(v rdb.Value) (shards.Entry, error) {
 		return shards.Entry{}, err
 	}
 	return shards.Entry{Kind: kind, Obj: val}, nil
+}
+
+// rdbStream is a stream's RDB form.
+func rdbStream(s *coll.Stream) *rdb.Stream {
+	id := func(v coll.StreamID) rdb.StreamID { return rdb.StreamID{Ms: v.Ms, Seq: v.Seq} }
+	out := &rdb.Stream{Last: id(s.LastID()), MaxDeleted: id(s.MaxDeletedID()), EntriesAdded: s.EntriesAdded()}
+	s.Range(coll.StreamID{}, coll.MaxStreamID, false, func(e *coll.StreamEntry) bool {
+		en := rdb.StreamEntry{ID: id(e.ID)}
+		e.Each(func(b []byte) { en.Fields = append(en.Fields, b) })
+		out.Entries = append(out.Entries, en)
+		return true
+	})
+	for _, g := range s.Groups() {
+		rg := rdb.StreamGroup{Name: []byte(g.Name), Last: id(g.Last), EntriesRead: g.EntriesRead}
+		for _, pid := range g.PendingFrom(coll.StreamID{}) {
+			n := g.Pending(pid)
+			rg.PEL = append(rg.PEL, rdb.StreamNack{ID: id(pid), Time: n.Time, Count: uint64(n.Count)})
+		}
+		for _, c := range g.Consumers() {
+			rc := rdb.StreamConsumer{Name: []byte(c.Name), Seen: c.Seen}
+			for _, pid := range c.PendingFrom(coll.StreamID{}) {
+				rc.PEL = append(rc.PEL, id(pid))
+			}
+			rg.Consumers = append(rg.Consumers, rc)
+		}
+		out.Groups = append(out.Groups, rg)
+	}
+	return out
+}
+
+// streamOf builds a stream from its RDB form through the ops commands
+// apply, refusing what Redis's loader refuses (a group or consumer named
+// twice, a pending entry listed twice or owned by no consumer, or owned
+// by one and not in the group's list) and what the ops cannot hold.
+func streamOf(r *rdb.Stream) (*coll.Stream, error) {
+	s := coll.NewStream()
+	text := func(id rdb.StreamID) []byte { return coll.StreamID{Ms: id.Ms, Seq: id.Seq}.AppendText(nil) }
+	apply := func(op coll.Op, args ...[]byte) error {
+		_, _, err := coll.Apply(s, op, args)
+		return err
+	}
+	for _, e := range r.Entries {
+		if err := apply(coll.OpXAdd, append([][]byte{text(e.ID)}, e.Fields...)...); err != nil {
+			return nil, err
+		}
+	}
+	if r.EntriesAdded < uint64(len(r.Entries)) {
+		return nil, errors.New("stream entries added below its length")
+	}
+	if err := apply(coll.OpXSetID, text(r.Last), strconv.AppendUint(nil, r.EntriesAdded, 10), text(r.MaxDeleted)); err != nil {
+		return nil, err
+	}
+	for _, g := range r.Groups {
+		if s.Group(g.Name) != nil {
+			return nil, errors.New("stream group named twice")
+		}
+		if g.EntriesRead < coll.InvalidEntriesRead {
+			g.EntriesRead = coll.InvalidEntriesRead // a count past 2^63: unknown
+		}
+		if err := apply(coll.OpXGroupCreate, g.Name, text(g.Last), strconv.AppendInt(nil, g.EntriesRead, 10)); err != nil {
+			return nil, err
+		}
+		nacks := make(map[rdb.StreamID]rdb.StreamNack, len(g.PEL))
+		for _, n := range g.PEL {
+			if _, dup := nacks[n.ID]; dup || n.Count > math.MaxInt64 {
+				return nil, errors.New("stream PEL entry listed twice or malformed")
+			}
+			nacks[n.ID] = n
+		}
+		owned := 0
+		for _, c := range g.Consumers {
+			grp := s.Group(g.Name)
+			if grp.Consumer(c.Name) != nil {
+				return nil, errors.New("stream consumer named twice")
+			}
+			if err := apply(coll.OpXGroupConsumer, g.Name, c.Name, strconv.AppendInt(nil, c.Seen, 10)); err != nil {
+				return nil, err
+			}
+			for _, pid := range c.PEL {
+				n, ok := nacks[pid]
+				if !ok || s.Group(g.Name).Pending(coll.StreamID{Ms: pid.Ms, Seq: pid.Seq}) != nil {
+					return nil, errors.New("stream consumer PEL entry not in its group's, or owned twice")
+				}
+				if err := apply(coll.OpXGroupClaim, g.Name, c.Name, strconv.AppendInt(nil, n.Time, 10),
+					strconv.AppendUint(nil, n.Count, 10), text(pid)); err != nil {
+					return nil, err
+				}
+				owned++
+			}
+		}
+		if owned != len(nacks) {
+			return nil, errors.New("stream PEL entry without a consumer")
+		}
+	}
+	return s, nil
 }

@@ -623,7 +623,11 @@ func zrangeStore(x *Ctx, z *coll.ZSet, start, count int, rev bool) {
 // ZADD gives: Redis's for a stored result (ZRANGESTORE, ZUNIONSTORE...).
 // The scores must not be NaN.
 func newZSetOf(n int, fill func(add func(member []byte, score float64))) *coll.ZSet {
-	v := coll.NewZSet()
+	return fillZSet(coll.NewZSet(), n, fill)
+}
+
+// fillZSet adds the n members fill passes to v (see newZSetOf).
+func fillZSet(v *coll.ZSet, n int, fill func(add func(member []byte, score float64))) *coll.ZSet {
 	if n == 0 {
 		return v
 	}

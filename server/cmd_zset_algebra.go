@@ -253,7 +253,13 @@ func cmdZAlgebra(x *Ctx) {
 		return cmp.Or(cmp.Compare(a.score, b.score), strings.Compare(a.m, b.m))
 	})
 	if dst != nil {
-		v := newZSetOf(len(out), func(add func([]byte, float64)) {
+		// Redis builds the result as a skiplist and packs it if it fits:
+		// a negative zero keeps its sign only in a result too big to pack.
+		maxLen := 0
+		for _, e := range out {
+			maxLen = max(maxLen, len(e.m))
+		}
+		v := fillZSet(coll.NewZSetFor(len(out), maxLen), len(out), func(add func([]byte, float64)) {
 			for _, e := range out {
 				add([]byte(e.m), e.score) // never NaN (weighted, aggregate)
 			}

@@ -951,13 +951,6 @@ var diffKnown = []struct {
 		},
 	},
 	{
-		// Turnstile's DUMP does not serialize streams (cmd_dump.go).
-		name: "DUMP of a stream is not supported",
-		match: func(d *diffRun, dv divergence) bool {
-			return dv.cmd.name() == "DUMP" && dv.redisKeyType == "stream" && strings.HasPrefix(dv.ts, "-ERR DUMP of a stream")
-		},
-	},
-	{
 		// Redis 7.0 negates RANK -9223372036854775808 with overflow and then
 		// ignores COUNT (matches-rank+1 overflows too): it replies with every
 		// match. Turnstile stops at COUNT. Redis 7.2 rejects that rank as
