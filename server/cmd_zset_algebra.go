@@ -57,9 +57,18 @@ func zstoreLocks(args [][]byte, db, _ int, add func(int, []byte)) {
 	if n < 1 || n > int64(len(args)-3) {
 		return
 	}
-	add(db, args[1])
+	// Redis names the keys by its key specs, destination first, when
+	// numkeys is a strict integer; otherwise by its older key callback,
+	// which reads numkeys with atoi and names the destination last.
+	_, strict := resp.ParseInt(args[2])
+	if strict {
+		add(db, args[1])
+	}
 	for _, k := range args[3 : 3+n] {
 		add(db, k)
+	}
+	if !strict {
+		add(db, args[1])
 	}
 }
 
