@@ -111,6 +111,10 @@ type Command[H any] struct {
 	// server's one-command path derives the keys once, for the locks and
 	// the handler.
 	DeriveKeys func(args [][]byte, buf []byte, keys [][]byte) ([]byte, [][]byte)
+	// AllShards, when set, reports for one call whether it reads keys its
+	// arguments do not name, only describe (SORT's BY and GET patterns):
+	// such a call locks every shard, besides counting its named keys.
+	AllShards func(args [][]byte) bool
 	// Subs are the subcommands of a container command (CLIENT, CONFIG,
 	// COMMAND). Their arity counts from the container's name.
 	Subs []*Command[H]
@@ -229,8 +233,8 @@ func (c *Command[H]) FlagNames() []string {
 			out = append(out, fn.name)
 		}
 	}
-	if c.FirstKey == 0 && c.Locks != nil && !c.Has(Admin) {
-		out = append(out, "movablekeys") // keys found in the arguments (numkeys, STREAMS), last as Redis lists it
+	if (c.FirstKey == 0 && c.Locks != nil || c.AllShards != nil) && !c.Has(Admin) {
+		out = append(out, "movablekeys") // keys found in the arguments (numkeys, STREAMS, SORT's patterns), last as Redis lists it
 	}
 	return out
 }

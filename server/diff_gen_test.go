@@ -98,9 +98,9 @@ func newGen(seed uint64) *gen {
 	g.families = []genFamily{
 		mkFamily("strings", stringEntries, nil),
 		mkFamily("hashes", hashEntries, bulkHash),
-		mkFamily("sets", setEntries, bulkSet),
-		mkFamily("zsets", zsetEntries, bulkZSet),
-		mkFamily("lists", listEntries, bulkList),
+		mkFamily("sets", append(slices.Clone(setEntries), sortEntry(false)), bulkSet),
+		mkFamily("zsets", append(slices.Clone(zsetEntries), sortEntry(true)), bulkZSet),
+		mkFamily("lists", append(slices.Clone(listEntries), sortEntry(true)), bulkList),
 		mkFamily("streams", slices.Concat(streamEntries, streamGroupEntries), bulkStream),
 		mkFamily("hyperloglogs", hllEntries, bulkHLL),
 		mkFamily("geo", geoEntries, nil),
@@ -1068,6 +1068,36 @@ var streamEntries = []genEntry{
 	}},
 }
 
+// sortEntry draws SORT and SORT_RO of a key: numeric or ALPHA, either
+// order, a LIMIT, a STORE; with nosort, sometimes BY nosort (not for
+// sets: Redis leaves a set's own order to its hash table). No BY or GET
+// pattern: what it would read lies in other families' keys.
+func sortEntry(nosort bool) genEntry {
+	return genEntry{3, func(g *gen) dcmd {
+		k := g.key()
+		name := g.pick([]string{"SORT", "SORT_RO"})
+		args := []string{name, k}
+		keys := []string{k}
+		if nosort && g.maybe(20) {
+			args = append(args, "BY", "nosort")
+		}
+		if g.maybe(40) {
+			args = append(args, g.pick([]string{"ASC", "DESC", "desc"}))
+		}
+		if g.maybe(50) {
+			args = append(args, "ALPHA")
+		}
+		if g.maybe(30) {
+			args = append(args, "LIMIT", g.index(), g.count())
+		}
+		if name == "SORT" && g.maybe(20) {
+			d := g.key()
+			args, keys = append(args, "STORE", d), append(keys, d)
+		}
+		return mkCmd(keys, args...)
+	}}
+}
+
 // streamGroupEntries draw consumer-group commands on the stream keys.
 // Nothing time-dependent is compared: XPENDING only in its summary form,
 // XINFO only GROUPS, and a min-idle-time is 0 or 10^9 ms, which a delivery
@@ -1247,7 +1277,7 @@ var diffCommandNames = []string{
 	"LPUSH", "RPUSH", "LPUSHX", "RPUSHX", "LPOP", "RPOP", "LRANGE", "LTRIM", "LINDEX", "LSET",
 	"LLEN", "LREM", "LINSERT", "LPOS", "LMOVE", "RPOPLPUSH",
 	"XADD", "XLEN", "XRANGE", "XREVRANGE", "XTRIM", "XDEL", "XREAD", "XSETID", "PFADD", "PFCOUNT", "PFMERGE",
-	"XGROUP", "XREADGROUP", "XACK", "XPENDING", "XCLAIM", "XAUTOCLAIM", "XINFO",
+	"XGROUP", "XREADGROUP", "XACK", "XPENDING", "XCLAIM", "XAUTOCLAIM", "XINFO", "SORT", "SORT_RO",
 	"GEOADD", "GEOPOS", "GEOHASH", "GEODIST", "GEOSEARCH", "GEOSEARCHSTORE", "GEORADIUS", "GEORADIUSBYMEMBER",
 	"GEORADIUSBYMEMBER_RO",
 }

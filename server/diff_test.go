@@ -2,7 +2,9 @@ package server
 
 import (
 	"bufio"
+	"errors"
 	"fmt"
+	"math"
 	"os"
 	"slices"
 	"strconv"
@@ -907,6 +909,62 @@ var diffKnown = []struct {
 		},
 	},
 	{
+		// SORT and SORT_RO of a sorted set convert it to a skiplist in Redis
+		// (sort.c's zsetConvert), for good: a read that changes the value's
+		// encoding. Turnstile's SORT reads the value as it is.
+		name: "zset encoding: Redis's SORT leaves a skiplist",
+		match: func(d *diffRun, dv divergence) bool {
+			return isObjectEncoding(dv.cmd) && dv.redis == "$8\r\nskiplist\r\n" && dv.ts == "$8\r\nlistpack\r\n" &&
+				slices.ContainsFunc(dv.seq, func(st dstep) bool {
+					return slices.ContainsFunc(st, func(c dcmd) bool {
+						n := c.name()
+						return n == "SORT" || n == "SORT_RO" // of the key, or of one COPY, RENAME... took it from
+					})
+				})
+		},
+	},
+	{
+		// BY nosort of a set (not stored, not from a script) keeps the
+		// set's order: an intset's is ascending, a hash table's Redis's own.
+		name: "SORT BY nosort of a set: Redis's hash-table order",
+		match: func(d *diffRun, dv divergence) bool {
+			n := dv.cmd.name()
+			return (n == "SORT" || n == "SORT_RO") && dv.redisKeyType == "set" &&
+				slices.ContainsFunc(dv.cmd.args, func(a string) bool { return strings.EqualFold(a, "nosort") }) &&
+				(sortedReply(dv.redis, false) == sortedReply(dv.ts, false) || // with LIMIT, another slice of it:
+					slices.ContainsFunc(dv.cmd.args, func(a string) bool { return strings.EqualFold(a, "limit") }) && replyLen(dv.redis) == replyLen(dv.ts))
+		},
+	},
+	{
+		// SORT's strtod does not clear errno first (sort.c): once any
+		// command's strtod overflowed or underflowed (ERANGE) in Redis,
+		// every numeric SORT fails until something clears errno.
+		name: "SORT: Redis's errno left from an earlier ERANGE",
+		match: func(d *diffRun, dv divergence) bool {
+			n := dv.cmd.name()
+			return (n == "SORT" || n == "SORT_RO") && dv.redis == "-ERR One or more scores can't be converted into double\r\n" &&
+				!strings.HasPrefix(dv.ts, "-") && slices.ContainsFunc(dv.seq, func(st dstep) bool {
+				return slices.ContainsFunc(st, func(c dcmd) bool {
+					return slices.ContainsFunc(c.args, func(a string) bool {
+						f, err := strconv.ParseFloat(strings.TrimPrefix(a, "("), 64)
+						return isRangeError(err) || err == nil && f != 0 && math.Abs(f) < 0x1p-1022 // glibc: ERANGE for a subnormal
+					})
+				})
+			})
+		},
+	},
+	{
+		// ALPHA compares with strcoll, which stops at a NUL byte: "a" and
+		// "a\x00b" tie, and a set's or sorted set's ties keep the order
+		// Redis's hash table gave its elements.
+		name: "SORT ALPHA: ties up to a NUL byte in a set",
+		match: func(d *diffRun, dv divergence) bool {
+			n := dv.cmd.name()
+			return (n == "SORT" || n == "SORT_RO") && slices.ContainsFunc(dv.cmd.args, func(a string) bool { return strings.EqualFold(a, "alpha") }) &&
+				dv.redisKeyType != "list" && strings.Contains(dv.redis, "\x00") && sortedReply(dv.redis, false) == sortedReply(dv.ts, false)
+		},
+	},
+	{
 		// Redis 7.2 added ZRANK/ZREVRANK key member WITHSCORE, so a third
 		// argument is a syntax error there (and in Turnstile), an arity
 		// error in 7.0 (which then aborts a transaction at EXEC).
@@ -1038,4 +1096,22 @@ func smallSet(c *rawConn, key string) bool {
 
 func isObjectEncoding(c dcmd) bool {
 	return len(c.args) == 3 && c.name() == "OBJECT" && strings.EqualFold(c.args[1], "ENCODING")
+}
+
+// replyLen is the length of an array reply, -1 for another reply.
+func replyLen(r string) int {
+	if !strings.HasPrefix(r, "*") {
+		return -1
+	}
+	n, err := strconv.Atoi(r[1:strings.Index(r, "\r\n")])
+	if err != nil {
+		return -1
+	}
+	return n
+}
+
+// isRangeError reports whether err is strconv's out-of-range error.
+func isRangeError(err error) bool {
+	var ne *strconv.NumError
+	return errors.As(err, &ne) && ne.Err == strconv.ErrRange
 }

@@ -117,6 +117,9 @@ func (s *Server) addCommandLocks(l *lockSet, cmd *Command, args [][]byte, db int
 	if cmd.Has(command.AddsKeys) {
 		l.grow += len(l.items) - before
 	}
+	if cmd.AllShards != nil && cmd.AllShards(args) {
+		l.all = true
+	}
 }
 
 // addDerivedLocks is addCommandLocks for the one command of the unit

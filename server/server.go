@@ -336,7 +336,7 @@ func New(cfg Config) (*Server, error) {
 	s.table = newTable(
 		connectionCommands(), serverCommands(), transactionCommands(),
 		stringCommands(), keyCommands(), objectCommands(), throttleCommands(), persistCommands(),
-		setCommands(), hashCommands(), zsetCommands(), zsetAlgebraCommands(), bitmapCommands(), bitfieldCommands(), listCommands(), blockingCommands(), streamCommands(), streamGroupCommands(), hllCommands(), geoCommands(),
+		setCommands(), hashCommands(), zsetCommands(), zsetAlgebraCommands(), bitmapCommands(), bitfieldCommands(), listCommands(), blockingCommands(), streamCommands(), streamGroupCommands(), sortCommands(), hllCommands(), geoCommands(),
 		pubsubCommands(), scriptingCommands(), raftCommands(), aclCommands(), dbCommands(), dumpCommands(), debugCommands(),
 		rlCommands(), rlCheckCommands(), rlLeaseCommands(), hotkeysCommands(),
 		monitorCommands(), slowlogCommands(), latencyCommands(),
