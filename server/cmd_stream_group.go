@@ -372,16 +372,8 @@ func cmdXPending(x *Ctx) {
 			consumer = a[at+3]
 		}
 	}
-	s, found, ok := x.readStream(a[1])
+	_, g, ok := readGroup(x, a[1], a[2])
 	if !ok {
-		return
-	}
-	var g *coll.StreamGroup
-	if found {
-		g = s.Group(a[2])
-	}
-	if g == nil {
-		x.w.Error(errNoGroup(a[1], a[2], ""))
 		return
 	}
 	if len(a) == 3 {
@@ -445,6 +437,24 @@ func cmdXPending(x *Ctx) {
 	}
 }
 
+// readGroup reads key's stream and its group, replying WRONGTYPE or
+// "NOGROUP No such key ... or consumer group ..." when there is none.
+func readGroup(x *Ctx, key, group []byte) (*coll.Stream, *coll.StreamGroup, bool) {
+	s, found, ok := x.readStream(key)
+	if !ok {
+		return nil, nil, false
+	}
+	var g *coll.StreamGroup
+	if found {
+		g = s.Group(group)
+	}
+	if g == nil {
+		x.w.Error(errNoGroup(key, group, ""))
+		return nil, nil, false
+	}
+	return s, g, true
+}
+
 // writeEntry writes one entry as [id, [field, value, ...]].
 func writeEntry(x *Ctx, e *coll.StreamEntry) {
 	var idBuf [48]byte
@@ -459,16 +469,8 @@ func writeEntry(x *Ctx, e *coll.StreamEntry) {
 func cmdXClaim(x *Ctx) {
 	a := x.args
 	key, group, name := a[1], a[2], a[3]
-	s, found, ok := x.readStream(key)
+	s, g, ok := readGroup(x, key, group)
 	if !ok {
-		return
-	}
-	var g *coll.StreamGroup
-	if found {
-		g = s.Group(group)
-	}
-	if g == nil {
-		x.w.Error(errNoGroup(key, group, ""))
 		return
 	}
 	minIdle, ok := resp.ParseInt(a[4])
@@ -499,25 +501,22 @@ func cmdXClaim(x *Ctx) {
 			justID = true
 		case isKeyword(o, "idle") && more > 0:
 			j++
-			n, ok := resp.ParseInt(a[j])
+			n, ok := xclaimInt(x, a[j], "IDLE")
 			if !ok {
-				x.w.Error("ERR Invalid IDLE option argument for XCLAIM")
 				return
 			}
 			delivery = now - n
 		case isKeyword(o, "time") && more > 0:
 			j++
-			n, ok := resp.ParseInt(a[j])
+			n, ok := xclaimInt(x, a[j], "TIME")
 			if !ok {
-				x.w.Error("ERR Invalid TIME option argument for XCLAIM")
 				return
 			}
 			delivery = n
 		case isKeyword(o, "retrycount") && more > 0:
 			j++
-			n, ok := resp.ParseInt(a[j])
+			n, ok := xclaimInt(x, a[j], "RETRYCOUNT")
 			if !ok {
-				x.w.Error("ERR Invalid RETRYCOUNT option argument for XCLAIM")
 				return
 			}
 			retry = n
@@ -610,6 +609,16 @@ func cmdXClaim(x *Ctx) {
 	}
 }
 
+// xclaimInt reads the integer of XCLAIM's option name, replying Redis's
+// error for one that is not an integer.
+func xclaimInt(x *Ctx, b []byte, name string) (int64, bool) {
+	n, ok := resp.ParseInt(b)
+	if !ok {
+		x.w.Error("ERR Invalid " + name + " option argument for XCLAIM")
+	}
+	return n, ok
+}
+
 // XAUTOCLAIM key group consumer min-idle-time start [COUNT count] [JUSTID]
 func cmdXAutoClaim(x *Ctx) {
 	a := x.args
@@ -650,16 +659,8 @@ func cmdXAutoClaim(x *Ctx) {
 			return
 		}
 	}
-	s, found, ok := x.readStream(key)
+	s, g, ok := readGroup(x, key, group)
 	if !ok {
-		return
-	}
-	var g *coll.StreamGroup
-	if found {
-		g = s.Group(group)
-	}
-	if g == nil {
-		x.w.Error(errNoGroup(key, group, ""))
 		return
 	}
 	now := x.nowMs()

@@ -202,19 +202,7 @@ func cmdXInfoStream(x *Ctx) {
 		x.w.BulkString("pel-count")
 		x.w.Int(int64(g.PendingCount()))
 		x.w.BulkString("pending")
-		ids := g.PendingFrom(coll.StreamID{})
-		if count > 0 && int64(len(ids)) > count {
-			ids = ids[:count]
-		}
-		x.w.Array(len(ids))
-		for _, id := range ids {
-			nk := g.Pending(id)
-			x.w.Array(4)
-			x.w.Bulk(id.AppendText(nil))
-			x.w.BulkString(nk.Consumer.Name)
-			x.w.Int(nk.Time)
-			x.w.Int(nk.Count)
-		}
+		writePEL(x, g, g.PendingFrom(coll.StreamID{}), count, true)
 		cs := g.Consumers()
 		x.w.BulkString("consumers")
 		x.w.Array(len(cs))
@@ -227,19 +215,27 @@ func cmdXInfoStream(x *Ctx) {
 			x.w.BulkString("pel-count")
 			x.w.Int(int64(c.PendingCount()))
 			x.w.BulkString("pending")
-			ids := c.PendingFrom(coll.StreamID{})
-			if count > 0 && int64(len(ids)) > count {
-				ids = ids[:count]
-			}
-			x.w.Array(len(ids))
-			for _, id := range ids {
-				nk := g.Pending(id)
-				x.w.Array(3)
-				x.w.Bulk(id.AppendText(nil))
-				x.w.Int(nk.Time)
-				x.w.Int(nk.Count)
-			}
+			writePEL(x, g, c.PendingFrom(coll.StreamID{}), count, false)
 		}
+	}
+}
+
+// writePEL writes XINFO STREAM FULL's pending entries: the first count of
+// ids (0: all), each [id, consumer (withConsumer), delivery time, count].
+func writePEL(x *Ctx, g *coll.StreamGroup, ids []coll.StreamID, count int64, withConsumer bool) {
+	if count > 0 && int64(len(ids)) > count {
+		ids = ids[:count]
+	}
+	x.w.Array(len(ids))
+	for _, id := range ids {
+		nk := g.Pending(id)
+		x.w.Array(3 + boolInt(withConsumer))
+		x.w.Bulk(id.AppendText(nil))
+		if withConsumer {
+			x.w.BulkString(nk.Consumer.Name)
+		}
+		x.w.Int(nk.Time)
+		x.w.Int(nk.Count)
 	}
 }
 

@@ -71,59 +71,90 @@ const (
 	errTimeoutInt      = "ERR timeout is not an integer or out of range"
 )
 
-func cmdXRead(x *Ctx) {
+// xreadArgs are XREAD's and XREADGROUP's parsed options.
+type xreadArgs struct {
+	timeout         int64 // -1: no BLOCK
+	count           int64 // 0: no COUNT (or one of 0 or less)
+	noAck           bool
+	group, consumer []byte // XREADGROUP's GROUP
+	first, n        int    // the keys: args[first:first+n], then their IDs
+}
+
+// parseXRead reads the options of XREAD (groups false) or XREADGROUP as
+// Redis 7.0's xreadCommand does, in any order until STREAMS, replying the
+// error itself. XREAD refuses GROUP and NOACK, XREADGROUP requires GROUP.
+func parseXRead(x *Ctx, groups bool) (xreadArgs, bool) {
 	args := x.args
-	timeout := int64(-1) // no BLOCK
-	count := int64(0)
-	first, n := 0, 0
-	for i := 1; i < len(args) && first == 0; i++ {
+	a := xreadArgs{timeout: -1}
+	for i := 1; i < len(args) && a.first == 0; i++ {
 		more := len(args) - i - 1
 		switch o := args[i]; {
 		case isKeyword(o, "block") && more > 0:
 			if x.c == x.s.scripts.host.fake {
 				x.w.Error("ERR " + string(args[0]) + " command is not allowed with BLOCK option from scripts")
-				return
+				return a, false
 			}
 			i++
 			t, ok := resp.ParseInt(args[i])
 			if !ok {
 				x.w.Error(errTimeoutInt)
-				return
+				return a, false
 			}
 			if t < 0 {
 				x.w.Error(errTimeoutNegative)
-				return
+				return a, false
 			}
-			timeout = t
+			a.timeout = t
 		case isKeyword(o, "count") && more > 0:
 			i++
 			c, ok := resp.ParseInt(args[i])
 			if !ok {
 				x.w.Error(errNotInt)
-				return
+				return a, false
 			}
-			count = max(c, 0)
+			a.count = max(c, 0)
 		case isKeyword(o, "streams") && more > 0:
 			if more%2 != 0 {
 				x.w.Error(errXReadUnbalanced)
-				return
+				return a, false
 			}
-			first, n = i+1, more/2
+			a.first, a.n = i+1, more/2
 		case isKeyword(o, "group") && more >= 2:
-			x.w.Error(errXReadGroup)
-			return
+			if !groups {
+				x.w.Error(errXReadGroup)
+				return a, false
+			}
+			a.group, a.consumer = args[i+1], args[i+2]
+			i += 2
 		case isKeyword(o, "noack"):
-			x.w.Error(errXReadNoAck)
-			return
+			if !groups {
+				x.w.Error(errXReadNoAck)
+				return a, false
+			}
+			a.noAck = true
 		default:
 			x.w.Error(errSyntax)
-			return
+			return a, false
 		}
 	}
-	if first == 0 {
+	if a.first == 0 {
 		x.w.Error(errSyntax)
+		return a, false
+	}
+	if groups && a.group == nil {
+		x.w.Error(errXReadGroupMissing)
+		return a, false
+	}
+	return a, true
+}
+
+func cmdXRead(x *Ctx) {
+	args := x.args
+	o, ok := parseXRead(x, false)
+	if !ok {
 		return
 	}
+	timeout, count, first, n := o.timeout, o.count, o.first, o.n
 	keys, idArgs := args[first:first+n], args[first+n:]
 	ids := make([]coll.StreamID, n)
 	streams := make([]*coll.Stream, n)

@@ -5,7 +5,6 @@ import (
 
 	"github.com/turnstile/turnstile/coll"
 	"github.com/turnstile/turnstile/command"
-	"github.com/turnstile/turnstile/resp"
 	"github.com/turnstile/turnstile/shards"
 )
 
@@ -43,62 +42,11 @@ const (
 
 func cmdXReadGroup(x *Ctx) {
 	args := x.args
-	timeout := int64(-1)
-	count := int64(0)
-	noAck := false
-	var group, consumer []byte
-	first, n := 0, 0
-	for i := 1; i < len(args) && first == 0; i++ {
-		more := len(args) - i - 1
-		switch o := args[i]; {
-		case isKeyword(o, "block") && more > 0:
-			if x.c == x.s.scripts.host.fake {
-				x.w.Error("ERR " + string(args[0]) + " command is not allowed with BLOCK option from scripts")
-				return
-			}
-			i++
-			t, ok := resp.ParseInt(args[i])
-			if !ok {
-				x.w.Error(errTimeoutInt)
-				return
-			}
-			if t < 0 {
-				x.w.Error(errTimeoutNegative)
-				return
-			}
-			timeout = t
-		case isKeyword(o, "count") && more > 0:
-			i++
-			c, ok := resp.ParseInt(args[i])
-			if !ok {
-				x.w.Error(errNotInt)
-				return
-			}
-			count = max(c, 0)
-		case isKeyword(o, "streams") && more > 0:
-			if more%2 != 0 {
-				x.w.Error(errXReadUnbalanced)
-				return
-			}
-			first, n = i+1, more/2
-		case isKeyword(o, "group") && more >= 2:
-			group, consumer = args[i+1], args[i+2]
-			i += 2
-		case isKeyword(o, "noack"):
-			noAck = true
-		default:
-			x.w.Error(errSyntax)
-			return
-		}
-	}
-	if first == 0 {
-		x.w.Error(errSyntax)
+	o, ok := parseXRead(x, true)
+	if !ok {
 		return
 	}
-	if group == nil {
-		x.w.Error(errXReadGroupMissing)
-		return
-	}
+	timeout, count, noAck, group, consumer, first, n := o.timeout, o.count, o.noAck, o.group, o.consumer, o.first, o.n
 	keys, idArgs := args[first:first+n], args[first+n:]
 	if x.retrying() {
 		xreadgroupWoken(x, keys, group, consumer, count, noAck, timeout)
