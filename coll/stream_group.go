@@ -2,6 +2,7 @@ package coll
 
 import (
 	"fmt"
+	"iter"
 	"slices"
 	"sort"
 	"strconv"
@@ -48,30 +49,104 @@ type StreamNack struct {
 // InvalidEntriesRead is a group's entries-read counter when unknown.
 const InvalidEntriesRead = -1
 
-// idList is a sorted list of IDs.
-type idList []StreamID
+// idList is a sorted set of IDs in chunks of at most idChunk, so that a
+// deep PEL (a queue's unacknowledged entries) takes an insertion or a
+// removal anywhere in time proportional to a chunk, not to the PEL. No
+// chunk is empty.
+type idList struct {
+	chunks [][]StreamID
+	n      int
+}
 
-// search returns the position of the first ID >= id.
-func (l idList) search(id StreamID) int {
-	return sort.Search(len(l), func(i int) bool { return !l[i].Less(id) })
+const idChunk = 256
+
+// search returns the position (chunk, index) of the first ID >= id, or
+// (len(chunks), 0).
+func (l *idList) search(id StreamID) (int, int) {
+	ci := sort.Search(len(l.chunks), func(ci int) bool {
+		ch := l.chunks[ci]
+		return !ch[len(ch)-1].Less(id)
+	})
+	if ci == len(l.chunks) {
+		return ci, 0
+	}
+	ch := l.chunks[ci]
+	return ci, sort.Search(len(ch), func(i int) bool { return !ch[i].Less(id) })
 }
 
 func (l *idList) insert(id StreamID) {
-	i := l.search(id)
-	if i < len(*l) && (*l)[i] == id {
+	ci, i := l.search(id)
+	switch {
+	case ci < len(l.chunks) && l.chunks[ci][i] == id:
 		return
+	case ci == len(l.chunks) && ci > 0: // past the last: append to the last chunk
+		ci--
+		i = len(l.chunks[ci])
+	case ci == len(l.chunks):
+		l.chunks = append(l.chunks, make([]StreamID, 0, 1))
 	}
-	*l = slices.Insert(*l, i, id)
+	l.chunks[ci] = slices.Insert(l.chunks[ci], i, id)
+	l.n++
+	if ch := l.chunks[ci]; len(ch) > idChunk { // split in two halves
+		half := len(ch) / 2
+		right := slices.Clone(ch[half:])
+		l.chunks[ci] = slices.Clip(ch[:half])
+		l.chunks = slices.Insert(l.chunks, ci+1, right)
+	}
 }
 
 func (l *idList) remove(id StreamID) {
-	if i := l.search(id); i < len(*l) && (*l)[i] == id {
-		*l = slices.Delete(*l, i, i+1)
+	ci, i := l.search(id)
+	if ci == len(l.chunks) || l.chunks[ci][i] != id {
+		return
+	}
+	l.chunks[ci] = slices.Delete(l.chunks[ci], i, i+1)
+	l.n--
+	if len(l.chunks[ci]) == 0 {
+		l.chunks = slices.Delete(l.chunks, ci, ci+1)
 	}
 }
 
-// from returns the IDs >= id.
-func (l idList) from(id StreamID) []StreamID { return l[l.search(id):] }
+// push appends id, which must be above every ID held (decoding).
+func (l *idList) push(id StreamID) {
+	if k := len(l.chunks); k == 0 || len(l.chunks[k-1]) >= idChunk {
+		l.chunks = append(l.chunks, make([]StreamID, 0, 1))
+	}
+	k := len(l.chunks) - 1
+	l.chunks[k] = append(l.chunks[k], id)
+	l.n++
+}
+
+// from yields the IDs >= id, ascending. The list must not change while
+// they are read.
+func (l *idList) from(id StreamID) iter.Seq[StreamID] {
+	return func(yield func(StreamID) bool) {
+		for ci, i := l.search(id); ci < len(l.chunks); ci, i = ci+1, 0 {
+			for _, v := range l.chunks[ci][i:] {
+				if !yield(v) {
+					return
+				}
+			}
+		}
+	}
+}
+
+// last returns the largest ID, false when empty.
+func (l *idList) last() (StreamID, bool) {
+	if len(l.chunks) == 0 {
+		return StreamID{}, false
+	}
+	ch := l.chunks[len(l.chunks)-1]
+	return ch[len(ch)-1], true
+}
+
+func (l *idList) clone() idList {
+	c := idList{chunks: make([][]StreamID, len(l.chunks)), n: l.n}
+	for i, ch := range l.chunks {
+		c.chunks[i] = slices.Clone(ch)
+	}
+	return c
+}
 
 // Group returns the group named name, or nil.
 func (s *Stream) Group(name []byte) *StreamGroup { return s.groups[string(name)] }
@@ -222,20 +297,23 @@ func (g *StreamGroup) Consumers() []*StreamConsumer {
 }
 
 // PendingCount returns the size of the group's PEL.
-func (g *StreamGroup) PendingCount() int { return len(g.order) }
+func (g *StreamGroup) PendingCount() int { return g.order.n }
 
 // Pending returns the PEL entry of id, or nil.
 func (g *StreamGroup) Pending(id StreamID) *StreamNack { return g.pel[id] }
 
-// PendingFrom returns the PEL's IDs >= id, ascending. The slice is the
-// group's: it is valid until the group changes.
-func (g *StreamGroup) PendingFrom(id StreamID) []StreamID { return g.order.from(id) }
+// PendingFrom yields the PEL's IDs >= id, ascending. The group must not
+// change while they are read.
+func (g *StreamGroup) PendingFrom(id StreamID) iter.Seq[StreamID] { return g.order.from(id) }
+
+// LastPending returns the PEL's largest ID, false when it is empty.
+func (g *StreamGroup) LastPending() (StreamID, bool) { return g.order.last() }
 
 // PendingCount returns the size of the consumer's share of the PEL.
-func (c *StreamConsumer) PendingCount() int { return len(c.pel) }
+func (c *StreamConsumer) PendingCount() int { return c.pel.n }
 
 // PendingFrom is StreamGroup.PendingFrom for the consumer's share.
-func (c *StreamConsumer) PendingFrom(id StreamID) []StreamID { return c.pel.from(id) }
+func (c *StreamConsumer) PendingFrom(id StreamID) iter.Seq[StreamID] { return c.pel.from(id) }
 
 const (
 	groupMem    = 96
@@ -250,10 +328,10 @@ func (s *Stream) cloneGroups() map[string]*StreamGroup {
 	gs := make(map[string]*StreamGroup, len(s.groups))
 	for name, g := range s.groups {
 		c := &StreamGroup{Name: g.Name, Last: g.Last, EntriesRead: g.EntriesRead,
-			pel: make(map[StreamID]*StreamNack, len(g.pel)), order: slices.Clone(g.order),
+			pel: make(map[StreamID]*StreamNack, len(g.pel)), order: g.order.clone(),
 			consumers: make(map[string]*StreamConsumer, len(g.consumers))}
 		for cn, con := range g.consumers {
-			c.consumers[cn] = &StreamConsumer{Name: con.Name, Seen: con.Seen, pel: slices.Clone(con.pel)}
+			c.consumers[cn] = &StreamConsumer{Name: con.Name, Seen: con.Seen, pel: con.pel.clone()}
 		}
 		for id, n := range g.pel {
 			c.pel[id] = &StreamNack{Consumer: c.consumers[n.Consumer.Name], Time: n.Time, Count: n.Count}
@@ -307,7 +385,7 @@ func (s *Stream) applyGroup(op Op, args [][]byte) (int64, bool, error) {
 		if len(args) != 1 {
 			return 0, false, badArgs(op, args)
 		}
-		s.mem -= groupMem + len(g.Name) + len(g.order)*nackMem
+		s.mem -= groupMem + len(g.Name) + g.order.n*nackMem
 		for _, c := range g.consumers {
 			s.mem -= consumerMem + len(c.Name)
 		}
@@ -339,13 +417,13 @@ func (s *Stream) applyGroup(op Op, args [][]byte) (int64, bool, error) {
 		if c == nil {
 			return 0, false, fmt.Errorf("%w: no consumer %q", ErrBadOp, args[1])
 		}
-		for _, id := range c.pel {
+		for id := range c.pel.from(StreamID{}) {
 			delete(g.pel, id)
 			g.order.remove(id)
 		}
-		s.mem -= consumerMem + len(c.Name) + len(c.pel)*nackMem
+		s.mem -= consumerMem + len(c.Name) + c.pel.n*nackMem
 		delete(g.consumers, c.Name)
-		return int64(len(c.pel)), true, nil
+		return int64(c.pel.n), true, nil
 	case OpXGroupClaim: // group consumer time-ms count-mode id...
 		if len(args) < 5 {
 			return 0, false, badArgs(op, args)
@@ -441,8 +519,8 @@ func (s *Stream) appendGroups(dst []byte) []byte {
 			dst = appendBytes(dst, []byte(c.Name))
 			dst = appendUvarint(dst, uint64(c.Seen))
 		}
-		dst = appendUvarint(dst, uint64(len(g.order)))
-		for _, id := range g.order {
+		dst = appendUvarint(dst, uint64(g.order.n))
+		for id := range g.order.from(StreamID{}) {
 			n := g.pel[id]
 			dst = appendUvarint(appendUvarint(dst, id.Ms), id.Seq)
 			dst = appendUvarint(dst, uint64(index[n.Consumer]))
@@ -506,8 +584,8 @@ func (s *Stream) decodeGroups(r *reader) error {
 			prev = id
 			c := cs[ci]
 			g.pel[id] = &StreamNack{Consumer: c, Time: int64(t), Count: int64(count)}
-			g.order = append(g.order, id)
-			c.pel = append(c.pel, id)
+			g.order.push(id)
+			c.pel.push(id)
 			s.mem += nackMem
 		}
 	}

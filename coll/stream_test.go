@@ -6,6 +6,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
+	"strconv"
 	"testing"
 
 	"github.com/turnstile/turnstile/shards"
@@ -243,9 +244,9 @@ func groupState(s *Stream) string {
 	for _, g := range s.Groups() {
 		out = append(out, fmt.Sprintf("%s last=%s read=%d", g.Name, g.Last, g.EntriesRead))
 		for _, c := range g.Consumers() {
-			out = append(out, fmt.Sprintf(" %s seen=%d pel=%v", c.Name, c.Seen, c.PendingFrom(StreamID{})))
+			out = append(out, fmt.Sprintf(" %s seen=%d pel=%v", c.Name, c.Seen, slices.Collect(c.PendingFrom(StreamID{}))))
 		}
-		for _, id := range g.PendingFrom(StreamID{}) {
+		for id := range g.PendingFrom(StreamID{}) {
 			n := g.Pending(id)
 			out = append(out, fmt.Sprintf(" %s %s t=%d n=%d", id, n.Consumer.Name, n.Time, n.Count))
 		}
@@ -353,5 +354,88 @@ func TestStreamLag(t *testing.T) {
 	apply(t, s, OpXGroupCreate, "h", "0-0", "-1")
 	if last, read = s.Delivered(s.Group([]byte("h")), []StreamID{{4, 1}}); read != 4 {
 		t.Fatalf("estimated at the last entry: %s %d", last, read)
+	}
+}
+
+// TestIDListMatchesModel drives the PEL's chunked ID list with random
+// inserts and removes (runs of appends and of removals from the front, as
+// a queue makes, and random ones) and checks it against a sorted slice:
+// contents, reads from any ID, the count, and no empty or oversized chunk.
+func TestIDListMatchesModel(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 9))
+	var l idList
+	var model []StreamID
+	next := uint64(1)
+	for step := range 20000 {
+		switch op := r.IntN(10); {
+		case op < 4: // append a new ID
+			id := StreamID{Ms: next}
+			next += uint64(1 + r.IntN(3))
+			l.insert(id)
+			model = append(model, id)
+		case op < 6 && len(model) > 0: // ack the oldest
+			l.remove(model[0])
+			model = model[1:]
+		case op < 8: // insert anywhere (a claim of an old ID)
+			id := StreamID{Ms: uint64(r.IntN(int(next) + 1)), Seq: uint64(r.IntN(2))}
+			l.insert(id)
+			if i, found := slices.BinarySearchFunc(model, id, cmpID); !found {
+				model = slices.Insert(model, i, id)
+			}
+		default: // remove anywhere, present or not
+			id := StreamID{Ms: uint64(r.IntN(int(next) + 1))}
+			l.remove(id)
+			if i, found := slices.BinarySearchFunc(model, id, cmpID); found {
+				model = slices.Delete(model, i, i+1)
+			}
+		}
+		if step%997 == 0 || step == 19999 {
+			if got := slices.Collect(l.from(StreamID{})); !slices.Equal(got, model) || l.n != len(model) {
+				t.Fatalf("step %d: %d IDs (n %d), want %d", step, len(got), l.n, len(model))
+			}
+			for _, ch := range l.chunks {
+				if len(ch) == 0 || len(ch) > idChunk {
+					t.Fatalf("step %d: a chunk of %d", step, len(ch))
+				}
+			}
+			if len(model) > 0 {
+				from := model[len(model)/2]
+				if got := slices.Collect(l.from(from)); !slices.Equal(got, model[len(model)/2:]) {
+					t.Fatalf("step %d: from %s", step, from)
+				}
+				if last, ok := l.last(); !ok || last != model[len(model)-1] {
+					t.Fatalf("step %d: last %s", step, last)
+				}
+			}
+		}
+	}
+}
+
+func cmpID(a, b StreamID) int {
+	switch {
+	case a.Less(b):
+		return -1
+	case b.Less(a):
+		return 1
+	}
+	return 0
+}
+
+// BenchmarkDeepPELAck acknowledges the oldest of 100,000 pending entries
+// and delivers a new one: a queue's steady state.
+func BenchmarkDeepPELAck(b *testing.B) {
+	s := NewStream()
+	Apply(s, OpXGroupCreate, [][]byte{[]byte("g"), []byte("0"), []byte("-1")})
+	Apply(s, OpXGroupConsumer, [][]byte{[]byte("g"), []byte("c"), []byte("0")})
+	const depth = 100000
+	for i := range depth {
+		Apply(s, OpXGroupClaim, [][]byte{[]byte("g"), []byte("c"), []byte("0"), []byte("one"), []byte(strconv.Itoa(i + 1))})
+	}
+	oldest, next := 1, depth+1
+	b.ReportAllocs()
+	for b.Loop() {
+		Apply(s, OpXGroupAck, [][]byte{[]byte("g"), []byte(strconv.Itoa(oldest))})
+		Apply(s, OpXGroupClaim, [][]byte{[]byte("g"), []byte("c"), []byte("0"), []byte("one"), []byte(strconv.Itoa(next))})
+		oldest, next = oldest+1, next+1
 	}
 }

@@ -244,13 +244,13 @@ func rdbStream(s *coll.Stream) *rdb.Stream {
 	})
 	for _, g := range s.Groups() {
 		rg := rdb.StreamGroup{Name: []byte(g.Name), Last: id(g.Last), EntriesRead: g.EntriesRead}
-		for _, pid := range g.PendingFrom(coll.StreamID{}) {
+		for pid := range g.PendingFrom(coll.StreamID{}) {
 			n := g.Pending(pid)
 			rg.PEL = append(rg.PEL, rdb.StreamNack{ID: id(pid), Time: n.Time, Count: uint64(n.Count)})
 		}
 		for _, c := range g.Consumers() {
 			rc := rdb.StreamConsumer{Name: []byte(c.Name), Seen: c.Seen}
-			for _, pid := range c.PendingFrom(coll.StreamID{}) {
+			for pid := range c.PendingFrom(coll.StreamID{}) {
 				rc.PEL = append(rc.PEL, id(pid))
 			}
 			rg.Consumers = append(rg.Consumers, rc)

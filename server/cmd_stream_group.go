@@ -385,9 +385,12 @@ func cmdXPending(x *Ctx) {
 			x.w.NullArray()
 			return
 		}
-		ids := g.PendingFrom(coll.StreamID{})
-		x.w.Bulk(ids[0].AppendText(nil))
-		x.w.Bulk(ids[len(ids)-1].AppendText(nil))
+		for first := range g.PendingFrom(coll.StreamID{}) {
+			x.w.Bulk(first.AppendText(nil))
+			break
+		}
+		last, _ := g.LastPending()
+		x.w.Bulk(last.AppendText(nil))
 		cs := g.Consumers()
 		n := 0
 		for _, c := range cs {
@@ -416,7 +419,7 @@ func cmdXPending(x *Ctx) {
 	}
 	now := x.nowMs()
 	var out []coll.StreamID
-	for _, id := range ids {
+	for id := range ids {
 		if count == 0 || end.Less(id) {
 			break
 		}
@@ -667,11 +670,15 @@ func cmdXAutoClaim(x *Ctx) {
 	attempts := count * 10
 	var claimed, deleted []coll.StreamID
 	var entries []*coll.StreamEntry
-	pending := g.PendingFrom(start)
-	i := 0
-	for ; attempts > 0 && count > 0 && i < len(pending); i++ {
+	// The cursor: the PEL entry after the last one looked at (Redis's
+	// final raxNext), 0-0 at the end.
+	var next coll.StreamID
+	for id := range g.PendingFrom(start) {
+		if attempts == 0 || count == 0 {
+			next = id
+			break
+		}
 		attempts--
-		id := pending[i]
 		e := s.Entry(id)
 		if e == nil {
 			deleted = append(deleted, id)
@@ -684,12 +691,6 @@ func cmdXAutoClaim(x *Ctx) {
 		claimed = append(claimed, id)
 		entries = append(entries, e)
 		count--
-	}
-	// The cursor: the PEL entry after the last one looked at (Redis's
-	// final raxNext), 0-0 at the end.
-	var next coll.StreamID
-	if i < len(pending) {
-		next = pending[i]
 	}
 	x.w.Array(3)
 	x.w.Bulk(next.AppendText(nil))

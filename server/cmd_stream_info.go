@@ -1,6 +1,8 @@
 package server
 
 import (
+	"iter"
+
 	"github.com/turnstile/turnstile/coll"
 	"github.com/turnstile/turnstile/command"
 	"github.com/turnstile/turnstile/resp"
@@ -222,9 +224,13 @@ func cmdXInfoStream(x *Ctx) {
 
 // writePEL writes XINFO STREAM FULL's pending entries: the first count of
 // ids (0: all), each [id, consumer (withConsumer), delivery time, count].
-func writePEL(x *Ctx, g *coll.StreamGroup, ids []coll.StreamID, count int64, withConsumer bool) {
-	if count > 0 && int64(len(ids)) > count {
-		ids = ids[:count]
+func writePEL(x *Ctx, g *coll.StreamGroup, pel iter.Seq[coll.StreamID], count int64, withConsumer bool) {
+	var ids []coll.StreamID
+	for id := range pel {
+		if count > 0 && int64(len(ids)) == count {
+			break
+		}
+		ids = append(ids, id)
 	}
 	x.w.Array(len(ids))
 	for _, id := range ids {

@@ -164,13 +164,14 @@ func xreadgroupServe(x *Ctx, key, group, consumer []byte, history bool, after co
 	}
 	start, ok := after.Next() // history's after is never the largest ID
 	if history {
-		var redelivered []coll.StreamID
-		var ids []coll.StreamID
+		var redelivered, ids []coll.StreamID
 		if c := g.Consumer(consumer); c != nil {
-			ids = c.PendingFrom(start)
-		}
-		if count > 0 && int64(len(ids)) > count {
-			ids = ids[:count]
+			for id := range c.PendingFrom(start) {
+				if count > 0 && int64(len(ids)) == count {
+					break
+				}
+				ids = append(ids, id)
+			}
 		}
 		x.w.Array(len(ids))
 		for _, id := range ids {
