@@ -34,9 +34,20 @@ func TestReplicatesEveryKindOfWrite(t *testing.T) {
 	_, err := tx.Exec(ctx)
 	must(t, err)
 	must(t, c.Eval(ctx, "redis.call('SET', KEYS[1], ARGV[1]); return redis.call('INCR', KEYS[2])", []string{"s1", "s2"}, "v").Err())
+	// A stream with a consumer group: deliveries, a claim and an ack
+	// replicate as the ops the leader decided (delivery times included).
+	for i := 1; i <= 5; i++ {
+		must(t, c.XAdd(ctx, &redis.XAddArgs{Stream: "jobs", ID: fmt.Sprint(i, "-0"), Values: []string{"n", fmt.Sprint(i)}}).Err())
+	}
+	must(t, c.XGroupCreate(ctx, "jobs", "g", "0").Err())
+	must(t, c.XReadGroup(ctx, &redis.XReadGroupArgs{Group: "g", Consumer: "a", Streams: []string{"jobs", ">"}, Count: 3}).Err())
+	must(t, c.XReadGroup(ctx, &redis.XReadGroupArgs{Group: "g", Consumer: "b", Streams: []string{"jobs", ">"}}).Err())
+	must(t, c.XClaim(ctx, &redis.XClaimArgs{Stream: "jobs", Group: "g", Consumer: "b", Messages: []string{"1-0"}}).Err())
+	must(t, c.XAck(ctx, "jobs", "g", "2-0").Err())
+	must(t, c.SortStore(ctx, "l", "sorted", &redis.Sort{Alpha: true, Order: "DESC", Count: 10}).Err())
 	ks := tc.converge()
-	if len(ks) != 50-1+9 {
-		t.Fatalf("%d keys replicated, want 58", len(ks))
+	if len(ks) != 50-1+11 {
+		t.Fatalf("%d keys replicated, want 60", len(ks))
 	}
 }
 
