@@ -76,8 +76,9 @@ func errNoGroupFor(group, key []byte) string {
 // consumer-group time.
 func (x *Ctx) nowMs() int64 { return x.now / 1e6 }
 
-// msArg is an op's decimal integer argument, in the execution's memory.
-func (x *Ctx) msArg(n int64) []byte {
+// decArg is an op's decimal integer argument (a time, a counter), in the
+// execution's memory.
+func (x *Ctx) decArg(n int64) []byte {
 	var buf [20]byte
 	return x.opBytes(strconv.AppendInt(buf[:0], n, 10))
 }
@@ -91,7 +92,7 @@ func (x *Ctx) idArg(id coll.StreamID) []byte {
 // touchConsumer records that consumer (created when absent) of group at
 // key was seen now.
 func (x *Ctx) touchConsumer(key, group, consumer []byte) {
-	x.change(key, coll.OpXGroupConsumer, x.opArgs(group, consumer, x.msArg(x.nowMs())))
+	x.change(key, coll.OpXGroupConsumer, x.opArgs(group, consumer, x.decArg(x.nowMs())))
 }
 
 // claimOp records that ids are pending for consumer, delivered at t, with
@@ -102,7 +103,7 @@ func (x *Ctx) claimOp(key, group, consumer []byte, t int64, mode []byte, ids []c
 		return
 	}
 	args := make([][]byte, 0, 4+len(ids))
-	args = append(args, group, consumer, x.msArg(t), mode)
+	args = append(args, group, consumer, x.decArg(t), mode)
 	for _, id := range ids {
 		args = append(args, x.idArg(id))
 	}
@@ -124,7 +125,7 @@ func (x *Ctx) ackOp(key, group []byte, ids []coll.StreamID) {
 
 // setIDOp records group's last ID and entries-read counter.
 func (x *Ctx) setIDOp(key, group []byte, last coll.StreamID, read int64) {
-	x.change(key, coll.OpXGroupSetID, x.opArgs(group, x.idArg(last), x.msArg(read)))
+	x.change(key, coll.OpXGroupSetID, x.opArgs(group, x.idArg(last), x.decArg(read)))
 }
 
 var (
@@ -194,7 +195,7 @@ func cmdXGroup(x *Ctx) {
 			x.w.Error(errBusyGroup)
 			return
 		}
-		x.change(key, coll.OpXGroupCreate, x.opArgs(group, x.idArg(id), x.msArg(read)))
+		x.change(key, coll.OpXGroupCreate, x.opArgs(group, x.idArg(id), x.decArg(read)))
 		x.w.OK()
 	case sub == "setid" && (len(a) == 5 || len(a) == 7):
 		var id coll.StreamID
