@@ -2,6 +2,8 @@ package server
 
 import (
 	"context"
+	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -113,5 +115,75 @@ func TestStreamGroupsWithGoRedis(t *testing.T) {
 	r.restart()
 	if got := r.rc.do("XINFO", "STREAM", "jobs", "FULL"); got != full {
 		t.Fatalf("after loading the rewritten log:\n got  %q\n want %q", got, full)
+	}
+}
+
+// TestBlockedConsumersShareEntries: consumers blocked on one group are
+// each woken by new entries, and every entry goes to exactly one of them
+// (the group's last ID moves as each takes its entry): no entry is lost
+// or delivered twice, and the PEL names who has each.
+func TestBlockedConsumersShareEntries(t *testing.T) {
+	_, addr, _ := newTestServer(t)
+	ctx := context.Background()
+	rc := redis.NewClient(&redis.Options{Addr: addr, MaxRetries: -1, DisableIdentity: true})
+	defer rc.Close()
+	if err := rc.XGroupCreateMkStream(ctx, "q", "g", "$").Err(); err != nil {
+		t.Fatal(err)
+	}
+	const consumers, entries = 4, 40
+	got := make(chan string, entries+consumers)
+	done := make(chan struct{})
+	for i := range consumers {
+		c := redis.NewClient(&redis.Options{Addr: addr, MaxRetries: -1, DisableIdentity: true})
+		defer c.Close()
+		name := fmt.Sprint("c", i)
+		go func() {
+			for {
+				res, err := c.XReadGroup(ctx, &redis.XReadGroupArgs{Group: "g", Consumer: name, Streams: []string{"q", ">"}, Count: 1, Block: 2 * time.Second}).Result()
+				select {
+				case <-done:
+					return
+				default:
+				}
+				if err != nil {
+					continue // the block timed out
+				}
+				for _, m := range res[0].Messages {
+					got <- name + " " + m.ID
+				}
+			}
+		}()
+	}
+	for i := 1; i <= entries; i++ {
+		if err := rc.XAdd(ctx, &redis.XAddArgs{Stream: "q", ID: fmt.Sprint(i, "-0"), Values: []string{"n", fmt.Sprint(i)}}).Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	owner := map[string]string{}
+	deadline := time.After(10 * time.Second)
+	for len(owner) < entries {
+		select {
+		case g := <-got:
+			name, id, _ := strings.Cut(g, " ")
+			if prev, dup := owner[id]; dup {
+				t.Fatalf("%s delivered to %s and to %s", id, prev, name)
+			}
+			owner[id] = name
+		case <-deadline:
+			t.Fatalf("%d of %d entries delivered", len(owner), entries)
+		}
+	}
+	close(done)
+	pend, err := rc.XPendingExt(ctx, &redis.XPendingExtArgs{Stream: "q", Group: "g", Start: "-", End: "+", Count: 100}).Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(pend) != entries {
+		t.Fatalf("%d pending, want %d", len(pend), entries)
+	}
+	for _, p := range pend {
+		if owner[p.ID] != p.Consumer {
+			t.Fatalf("%s pending for %s, delivered to %s", p.ID, p.Consumer, owner[p.ID])
+		}
 	}
 }
