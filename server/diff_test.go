@@ -358,6 +358,8 @@ func (d *diffRun) replayCheck() {
 		c.do("UNWATCH")
 	}
 	addr := d.ts.srv.Addr().String()
+	d.main.ts.c.Close() // (long soaks restart hundreds of times: no descriptor may pile up)
+	d.min.ts.c.Close()
 	d.main.ts, d.min.ts = dialRaw(d.t, addr), dialRaw(d.t, addr)
 	if r := d.min.ts.do("SELECT", "9"); r != "+OK\r\n" {
 		d.t.Fatalf("SELECT 9: %q", r)
@@ -920,6 +922,19 @@ var diffKnown = []struct {
 						n := c.name()
 						return n == "SORT" || n == "SORT_RO" // of the key, or of one COPY, RENAME... took it from
 					})
+				})
+		},
+	},
+	{
+		// After Redis's SORT turned a sorted set into a skiplist (see
+		// above), a later negative zero score keeps its sign there, where
+		// Turnstile's packed form stores 0: the replies differ by -0.
+		name: "zset -0 kept by the skiplist Redis's SORT left",
+		match: func(d *diffRun, dv divergence) bool {
+			return strings.Contains(dv.redis, "$2\r\n-0\r\n") &&
+				strings.ReplaceAll(dv.redis, "$2\r\n-0\r\n", "$1\r\n0\r\n") == dv.ts &&
+				slices.ContainsFunc(dv.seq, func(st dstep) bool {
+					return slices.ContainsFunc(st, func(c dcmd) bool { n := c.name(); return n == "SORT" || n == "SORT_RO" })
 				})
 		},
 	},

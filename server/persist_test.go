@@ -47,6 +47,7 @@ func (r *restartable) start() {
 // restart shuts the server down cleanly (as SIGTERM does) and starts a new one.
 func (r *restartable) restart() {
 	r.t.Helper()
+	r.rc.c.Close()
 	r.srv.Close()
 	r.waitStopped()
 	r.start()
