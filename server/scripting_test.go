@@ -27,7 +27,10 @@ func newScriptClient(t *testing.T, addr string) *redis.Client {
 // KILL stops a script that has not written, and refuses (UNKILLABLE) one
 // that has; after it the server serves normally.
 func TestScriptBusyAndKill(t *testing.T) {
-	_, addr, _ := newTestServer(t, func(c *Config) { c.BusyReplyThreshold = 100 })
+	// A low threshold: the writing script below (5e6 iterations) may end
+	// in a fifth of a second on a fast machine without the race detector,
+	// and BUSY must show well before that.
+	_, addr, _ := newTestServer(t, func(c *Config) { c.BusyReplyThreshold = 10 })
 	ctx := context.Background()
 	a, b := newScriptClient(t, addr), newScriptClient(t, addr)
 
