@@ -326,7 +326,10 @@ func commandGetKeys(x *Ctx) {
 		return
 	}
 	var keys [][]byte
-	if c.FirstKey == 0 { // movable keys, found by Locks (SINTERCARD, LMPOP, EVAL)
+	// Movable keys, found by Locks (SINTERCARD, LMPOP, EVAL; SORT, whose
+	// row also has the key range Redis reports); other rows with Locks
+	// lock more than they name (MOVE's second database).
+	if c.FirstKey == 0 || c.Locks != nil && c.AllShards != nil {
 		c.Locks(args, 0, x.s.numDBs(), func(_ int, k []byte) { keys = append(keys, k) })
 	} else {
 		for _, p := range c.KeyPositions(args, nil) {

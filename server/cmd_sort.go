@@ -43,7 +43,7 @@ func sortCommands() []*Command {
 			// destination; a call's named keys are the key and the
 			// destination (sortLocks), so AccessOf says so.
 			Access: []command.KeyAccess{command.KeyRead, command.KeyRead, command.KeyWrite}, AccessOf: sortAccess,
-			Arity: -2, Flags: command.Write | command.DenyOOM | command.AddsKeys, Group: "generic", Since: "1.0.0",
+			Arity: -2, Flags: command.Write | command.DenyOOM | command.AddsKeys, FirstKey: 1, LastKey: 1, Step: 1, Group: "generic", Since: "1.0.0",
 			Cats: command.CatSet | command.CatSortedSet | command.CatList | command.CatDangerous, NotCats: command.CatKeyspace,
 			Locks: sortLocks, AllShards: sortReadsPatterns,
 			Summary: "Sorts the elements in a list, a set, or a sorted set, optionally storing the result.", Handler: cmdSort},
