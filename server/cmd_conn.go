@@ -491,6 +491,8 @@ func clientKill(x *Ctx) {
 	self := false
 	for _, cl := range x.s.clientsSnapshot() {
 		switch {
+		case cl.killed.Load(): // killed already and ending: gone, to Redis (freeClient is synchronous there)
+			continue
 		case id != 0 && cl.id != id,
 			typ == "master" || typ == "replica" || typ == "slave", // none here
 			typ != "" && (cl.nsub.Load()+cl.npsub.Load() > 0) != (typ == "pubsub"),
