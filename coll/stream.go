@@ -349,12 +349,9 @@ func (s *Stream) apply(op Op, args [][]byte) (int64, bool, error) {
 		if len(args) == 0 {
 			return 0, false, badArgs(op, args)
 		}
-		ids := make([]StreamID, len(args))
-		for i, a := range args {
-			var ok bool
-			if ids[i], _, ok = ParseStreamID(a, 0, false); !ok {
-				return 0, false, fmt.Errorf("%w: xdel id %q", ErrBadOp, a)
-			}
+		ids, ok := parseOpIDs(args)
+		if !ok {
+			return 0, false, badArgs(op, args)
 		}
 		var n int64
 		for _, id := range ids {

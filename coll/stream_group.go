@@ -1,8 +1,10 @@
 package coll
 
 import (
+	"cmp"
 	"fmt"
 	"iter"
+	"maps"
 	"slices"
 	"sort"
 	"strconv"
@@ -156,22 +158,7 @@ func (s *Stream) GroupCount() int { return len(s.groups) }
 
 // Groups returns the groups in name order.
 func (s *Stream) Groups() []*StreamGroup {
-	gs := make([]*StreamGroup, 0, len(s.groups))
-	for _, g := range s.groups {
-		gs = append(gs, g)
-	}
-	slices.SortFunc(gs, func(a, b *StreamGroup) int { return compareStrings(a.Name, b.Name) })
-	return gs
-}
-
-func compareStrings(a, b string) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
+	return slices.SortedFunc(maps.Values(s.groups), func(a, b *StreamGroup) int { return cmp.Compare(a.Name, b.Name) })
 }
 
 // FirstID returns the ID of the first entry, 0-0 for an empty stream
@@ -183,12 +170,6 @@ func (s *Stream) FirstID() StreamID {
 	return s.chunks[0][0].ID
 }
 
-// Has reports whether an entry with id is in the stream.
-func (s *Stream) Has(id StreamID) bool {
-	ci, i := s.search(id)
-	return ci < len(s.chunks) && s.chunks[ci][i].ID == id
-}
-
 // Entry returns the entry with id, or nil.
 func (s *Stream) Entry(id StreamID) *StreamEntry {
 	ci, i := s.search(id)
@@ -198,30 +179,17 @@ func (s *Stream) Entry(id StreamID) *StreamEntry {
 	return nil
 }
 
-// HasTombstones reports whether an entry was deleted somewhere in
-// [start, end] of the stream (Redis's streamRangeHasTombstones; a nil
-// bound is open).
-func (s *Stream) HasTombstones(start, end *StreamID) bool {
-	if s.n == 0 || s.maxDel == (StreamID{}) {
-		return false
-	}
-	if s.maxDel.Less(s.FirstID()) {
-		return false
-	}
-	lo, hi := StreamID{}, MaxStreamID
-	if start != nil {
-		lo = *start
-	}
-	if end != nil {
-		hi = *end
-	}
-	return !s.maxDel.Less(lo) && !hi.Less(s.maxDel)
+// deletedFrom reports whether an entry was deleted at or after id while
+// the stream still holds entries (Redis's streamRangeHasTombstones from id
+// on).
+func (s *Stream) deletedFrom(id StreamID) bool {
+	return s.n > 0 && s.maxDel != (StreamID{}) && !s.maxDel.Less(s.FirstID()) && !s.maxDel.Less(id)
 }
 
-// EstimateEntriesRead returns id's logical read counter, or
+// estimateEntriesRead returns id's logical read counter, or
 // InvalidEntriesRead when it cannot be known (Redis's
 // streamEstimateDistanceFromFirstEverEntry).
-func (s *Stream) EstimateEntriesRead(id StreamID) int64 {
+func (s *Stream) estimateEntriesRead(id StreamID) int64 {
 	if s.added == 0 {
 		return 0
 	}
@@ -252,10 +220,10 @@ func (s *Stream) Lag(g *StreamGroup) (int64, bool) {
 	if s.added == 0 {
 		return 0, true
 	}
-	if g.EntriesRead != InvalidEntriesRead && !s.HasTombstones(&g.Last, nil) {
+	if g.EntriesRead != InvalidEntriesRead && !s.deletedFrom(g.Last) {
 		return int64(s.added) - g.EntriesRead, true
 	}
-	if n := s.EstimateEntriesRead(g.Last); n != InvalidEntriesRead {
+	if n := s.estimateEntriesRead(g.Last); n != InvalidEntriesRead {
 		return int64(s.added) - n, true
 	}
 	return 0, false
@@ -270,10 +238,10 @@ func (s *Stream) Delivered(g *StreamGroup, ids []StreamID) (StreamID, int64) {
 		if !last.Less(id) {
 			continue
 		}
-		if read != InvalidEntriesRead && !s.HasTombstones(&id, nil) {
+		if read != InvalidEntriesRead && !s.deletedFrom(id) {
 			read++
 		} else if s.added != 0 {
-			read = s.EstimateEntriesRead(id)
+			read = s.estimateEntriesRead(id)
 		}
 		last = id
 	}
@@ -288,12 +256,7 @@ func (g *StreamGroup) ConsumerCount() int { return len(g.consumers) }
 
 // Consumers returns the consumers in name order.
 func (g *StreamGroup) Consumers() []*StreamConsumer {
-	cs := make([]*StreamConsumer, 0, len(g.consumers))
-	for _, c := range g.consumers {
-		cs = append(cs, c)
-	}
-	slices.SortFunc(cs, func(a, b *StreamConsumer) int { return compareStrings(a.Name, b.Name) })
-	return cs
+	return slices.SortedFunc(maps.Values(g.consumers), func(a, b *StreamConsumer) int { return cmp.Compare(a.Name, b.Name) })
 }
 
 // PendingCount returns the size of the group's PEL.
@@ -343,6 +306,18 @@ func (s *Stream) cloneGroups() map[string]*StreamGroup {
 
 // appendBytes appends b length-prefixed (reader.bytes reads it).
 func appendBytes(dst, b []byte) []byte { return append(appendUvarint(dst, uint64(len(b))), b...) }
+
+// parseOpIDs reads an op's list of "ms-seq" IDs.
+func parseOpIDs(args [][]byte) ([]StreamID, bool) {
+	ids := make([]StreamID, len(args))
+	for i, a := range args {
+		var ok bool
+		if ids[i], _, ok = ParseStreamID(a, 0, false); !ok {
+			return nil, false
+		}
+	}
+	return ids, true
+}
 
 // parseGroupInt reads a decimal int64 argument of a group op.
 func parseGroupInt(b []byte) (int64, bool) {
@@ -429,24 +404,20 @@ func (s *Stream) applyGroup(op Op, args [][]byte) (int64, bool, error) {
 			return 0, false, badArgs(op, args)
 		}
 		c := g.consumers[string(args[1])]
-		t, ok := parseGroupInt(args[2])
+		t, okTime := parseGroupInt(args[2])
 		mode := string(args[3])
 		var set int64
 		switch mode {
 		case "one", "incr", "keep":
 		default:
+			var ok bool
 			if set, ok = parseGroupInt(args[3]); !ok || set < 0 {
 				return 0, false, badArgs(op, args)
 			}
 		}
-		if c == nil || !ok {
+		ids, okIDs := parseOpIDs(args[4:])
+		if c == nil || !okTime || !okIDs {
 			return 0, false, badArgs(op, args)
-		}
-		ids := make([]StreamID, len(args)-4)
-		for i, a := range args[4:] {
-			if ids[i], _, ok = ParseStreamID(a, 0, false); !ok {
-				return 0, false, badArgs(op, args)
-			}
 		}
 		for _, id := range ids {
 			n := g.pel[id]
@@ -479,12 +450,9 @@ func (s *Stream) applyGroup(op Op, args [][]byte) (int64, bool, error) {
 		if len(args) < 2 {
 			return 0, false, badArgs(op, args)
 		}
-		ids := make([]StreamID, len(args)-1)
-		for i, a := range args[1:] {
-			var ok bool
-			if ids[i], _, ok = ParseStreamID(a, 0, false); !ok {
-				return 0, false, badArgs(op, args)
-			}
+		ids, ok := parseOpIDs(args[1:])
+		if !ok {
+			return 0, false, badArgs(op, args)
 		}
 		var n int64
 		for _, id := range ids {

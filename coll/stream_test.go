@@ -318,6 +318,19 @@ func TestStreamGroups(t *testing.T) {
 			t.Errorf("setid %q applied", bad)
 		}
 	}
+	apply(t, s, OpXGroupCreate, "g", "0-0", "-1")
+	apply(t, s, OpXGroupConsumer, "g", "c", "1")
+	for _, bad := range [][]string{
+		{"g", "c", "x", "5", "1-1"}, {"g", "c", "1", "-1", "1-1"}, {"g", "c", "1", "one", "x"}, {"g", "nobody", "1", "one", "1-1"},
+	} {
+		b := make([][]byte, len(bad))
+		for i, a := range bad {
+			b[i] = []byte(a)
+		}
+		if _, _, err := Apply(s, OpXGroupClaim, b); err == nil {
+			t.Errorf("claim %q applied", bad)
+		}
+	}
 }
 
 // TestStreamLag follows Redis's entries-read and lag rules through reads,

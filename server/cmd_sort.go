@@ -315,16 +315,9 @@ func sortItems(x *Ctx, items []sortItem, by []byte, alpha, desc, store bool, lo,
 // stored, else strcoll in the C locale (the strings up to a NUL byte).
 func sortCollate(a, b []byte, store bool) int {
 	if !store {
-		a, b = cstringBytes(a), cstringBytes(b)
+		a, b = cstr(a), cstr(b)
 	}
 	return bytes.Compare(a, b)
-}
-
-func cstringBytes(b []byte) []byte {
-	if i := bytes.IndexByte(b, 0); i >= 0 {
-		return b[:i]
-	}
-	return b
 }
 
 // sortScore reads a numeric sort key as SORT does: C's strtod over the
@@ -332,7 +325,7 @@ func cstringBytes(b []byte) []byte {
 // a number when anything is left over, when strtod reports ERANGE (an
 // overflow, or a result below the smallest normal double) or for NaN.
 func sortScore(b []byte) (float64, bool) {
-	b = cstringBytes(b)
+	b = cstr(b)
 	if len(b) == 0 {
 		return 0, true
 	}
@@ -340,23 +333,14 @@ func sortScore(b []byte) (float64, bool) {
 	if len(t) == 0 {
 		return 0, false
 	}
-	f, ok := coll.ParseScore(t)
-	if !ok || math.IsInf(f, 0) && !isInfWord(t) {
+	f, ok := coll.ParseScore(t) // refuses an overflow; "inf" is not one
+	if !ok {
 		return 0, false
 	}
 	if f != 0 && math.Abs(f) < 0x1p-1022 {
 		return 0, false // glibc's strtod: ERANGE for a subnormal result
 	}
 	return f, true
-}
-
-// isInfWord reports whether b spells an infinity ("inf", "-Infinity",
-// ...), which strtod reads without ERANGE.
-func isInfWord(b []byte) bool {
-	if b[0] == '+' || b[0] == '-' {
-		b = b[1:]
-	}
-	return bytes.EqualFold(b, []byte("inf")) || bytes.EqualFold(b, []byte("infinity"))
 }
 
 // sortLookup reads the value pattern names for elem, as Redis's

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"iter"
 	"strconv"
 
 	"github.com/turnstile/turnstile/coll"
@@ -16,13 +17,10 @@ import (
 // replication carry: replay never decides anything. Times are the
 // execution's now in Unix milliseconds.
 func streamGroupCommands() []*Command {
-	key2 := func(c *Command) *Command {
-		c.FirstKey, c.LastKey, c.Step = 2, 2, 1
-		return c
-	}
+	key2 := func(c *Command) *Command { return keyAt(c, 2) }
 	one := func(c *Command) *Command {
-		c.FirstKey, c.LastKey, c.Step, c.Group = 1, 1, 1, "stream"
-		return c
+		c.Group = "stream"
+		return keyAt(c, 1)
 	}
 	return []*Command{
 		{Name: "xgroup", Arity: -2, Group: "stream", Since: "5.0.0",
@@ -51,6 +49,13 @@ func streamGroupCommands() []*Command {
 		xreadgroupCommand(),
 		xinfoCommand(),
 	}
+}
+
+// keyAt gives row c one key, the argument at position at (a subcommand's
+// key follows the subcommand).
+func keyAt(c *Command, at int) *Command {
+	c.FirstKey, c.LastKey, c.Step = at, at, 1
+	return c
 }
 
 // Redis's consumer-group errors.
@@ -99,28 +104,28 @@ func (x *Ctx) touchConsumer(key, group, consumer []byte) {
 // their delivery counts changed by mode ("one", "incr", "keep" or a
 // number).
 func (x *Ctx) claimOp(key, group, consumer []byte, t int64, mode []byte, ids []coll.StreamID) {
-	if len(ids) == 0 {
-		return
-	}
-	args := make([][]byte, 0, 4+len(ids))
-	args = append(args, group, consumer, x.decArg(t), mode)
-	for _, id := range ids {
-		args = append(args, x.idArg(id))
-	}
-	x.change(key, coll.OpXGroupClaim, x.opArgs(args...))
+	x.idsOp(key, coll.OpXGroupClaim, ids, group, consumer, x.decArg(t), mode)
 }
 
-// ackOp records that ids are no longer pending in group.
-func (x *Ctx) ackOp(key, group []byte, ids []coll.StreamID) {
+// ackOp records that ids are no longer pending in group and returns how
+// many were (repeats and IDs not pending count for nothing).
+func (x *Ctx) ackOp(key, group []byte, ids []coll.StreamID) int64 {
+	return x.idsOp(key, coll.OpXGroupAck, ids, group)
+}
+
+// idsOp applies op with the arguments head, then ids, and returns its n;
+// no ids, no op.
+func (x *Ctx) idsOp(key []byte, op coll.Op, ids []coll.StreamID, head ...[]byte) int64 {
 	if len(ids) == 0 {
-		return
+		return 0
 	}
-	args := make([][]byte, 0, 1+len(ids))
-	args = append(args, group)
+	args := make([][]byte, 0, len(head)+len(ids))
+	args = append(args, head...)
 	for _, id := range ids {
 		args = append(args, x.idArg(id))
 	}
-	x.change(key, coll.OpXGroupAck, x.opArgs(args...))
+	n, _ := x.change(key, op, x.opArgs(args...))
+	return n
 }
 
 // setIDOp records group's last ID and entries-read counter.
@@ -298,23 +303,7 @@ func cmdXAck(x *Ctx) {
 			return
 		}
 	}
-	var acked []coll.StreamID
-	for _, id := range ids {
-		if g.Pending(id) != nil && !containsID(acked, id) {
-			acked = append(acked, id)
-		}
-	}
-	x.ackOp(a[1], a[2], acked)
-	x.w.Int(int64(len(acked)))
-}
-
-func containsID(ids []coll.StreamID, id coll.StreamID) bool {
-	for _, v := range ids {
-		if v == id {
-			return true
-		}
-	}
-	return false
+	x.w.Int(x.ackOp(a[1], a[2], ids))
 }
 
 // XPENDING key group [[IDLE min-idle-time] start end count [consumer]]
@@ -386,10 +375,7 @@ func cmdXPending(x *Ctx) {
 			x.w.NullArray()
 			return
 		}
-		for first := range g.PendingFrom(coll.StreamID{}) {
-			x.w.Bulk(first.AppendText(nil))
-			break
-		}
+		x.w.Bulk(firstIDs(g.PendingFrom(coll.StreamID{}), 1)[0].AppendText(nil))
 		last, _ := g.LastPending()
 		x.w.Bulk(last.AppendText(nil))
 		cs := g.Consumers()
@@ -439,6 +425,18 @@ func cmdXPending(x *Ctx) {
 		x.w.Int(max(now-nk.Time, 0))
 		x.w.Int(nk.Count)
 	}
+}
+
+// firstIDs returns the first n IDs of seq (n 0 or less: all of them).
+func firstIDs(seq iter.Seq[coll.StreamID], n int64) []coll.StreamID {
+	var ids []coll.StreamID
+	for id := range seq {
+		if n > 0 && int64(len(ids)) == n {
+			break
+		}
+		ids = append(ids, id)
+	}
+	return ids
 }
 
 // readGroup reads key's stream and its group, replying WRONGTYPE or
@@ -493,7 +491,7 @@ func cmdXClaim(x *Ctx) {
 		ids = append(ids, id)
 	}
 	now := x.nowMs()
-	delivery, retry := int64(-1), int64(-1)
+	delivery, retry := now, int64(-1) // IDLE and TIME set the delivery time
 	force, justID := false, false
 	var lastID coll.StreamID
 	for ; j < len(a); j++ {
@@ -537,11 +535,7 @@ func cmdXClaim(x *Ctx) {
 			return
 		}
 	}
-	if delivery != -1 {
-		if delivery < 0 || delivery > now {
-			delivery = now
-		}
-	} else {
+	if delivery < 0 || delivery > now {
 		delivery = now
 	}
 	mode := modeIncr
@@ -575,7 +569,7 @@ func cmdXClaim(x *Ctx) {
 		pending := !st.gone || st.claimed
 		e := s.Entry(id)
 		if e == nil {
-			if pending && g.Pending(id) != nil && !containsID(dropped, id) {
+			if pending { // its PEL entry goes (once: then it is gone)
 				dropped = append(dropped, id)
 			}
 			st.gone, st.claimed = true, false

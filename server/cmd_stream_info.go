@@ -16,9 +16,8 @@ import (
 // not measured.
 func xinfoCommand() *Command {
 	key2 := func(c *Command) *Command {
-		c.FirstKey, c.LastKey, c.Step = 2, 2, 1
 		c.Access = []command.KeyAccess{command.KeyRead}
-		return c
+		return keyAt(c, 2)
 	}
 	return &Command{Name: "xinfo", Arity: -2, Group: "stream", Since: "5.0.0",
 		Summary: "A container for stream introspection commands.", Subs: []*Command{
@@ -122,11 +121,10 @@ func writeLag(x *Ctx, s *coll.Stream, g *coll.StreamGroup) {
 // radix-tree-nodes (see xinfoCommand).
 func radixEstimate(n int) (keys, nodes int64) {
 	keys = int64((n + 99) / 100)
-	nodes = max(1, 2*keys)
 	if keys <= 1 {
-		nodes = keys + 1
+		return keys, keys + 1 // Redis's: an empty tree is one node, one key two
 	}
-	return keys, nodes
+	return keys, 2 * keys
 }
 
 // XINFO STREAM key [FULL [COUNT count]]
@@ -225,13 +223,7 @@ func cmdXInfoStream(x *Ctx) {
 // writePEL writes XINFO STREAM FULL's pending entries: the first count of
 // ids (0: all), each [id, consumer (withConsumer), delivery time, count].
 func writePEL(x *Ctx, g *coll.StreamGroup, pel iter.Seq[coll.StreamID], count int64, withConsumer bool) {
-	var ids []coll.StreamID
-	for id := range pel {
-		if count > 0 && int64(len(ids)) == count {
-			break
-		}
-		ids = append(ids, id)
-	}
+	ids := firstIDs(pel, count)
 	x.w.Array(len(ids))
 	for _, id := range ids {
 		nk := g.Pending(id)

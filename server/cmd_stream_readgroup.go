@@ -166,12 +166,7 @@ func xreadgroupServe(x *Ctx, key, group, consumer []byte, history bool, after co
 	if history {
 		var redelivered, ids []coll.StreamID
 		if c := g.Consumer(consumer); c != nil {
-			for id := range c.PendingFrom(start) {
-				if count > 0 && int64(len(ids)) == count {
-					break
-				}
-				ids = append(ids, id)
-			}
+			ids = firstIDs(c.PendingFrom(start), count)
 		}
 		x.w.Array(len(ids))
 		for _, id := range ids {
