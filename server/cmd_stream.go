@@ -265,6 +265,38 @@ func parseIntervalID(b []byte, missingSeq uint64) (id coll.StreamID, exclusive, 
 	return id, false, ok
 }
 
+// rangeStart reads the start of an ID range (parseIntervalID; "(" starts
+// after the ID), replying Redis's error itself.
+func rangeStart(x *Ctx, b []byte) (coll.StreamID, bool) {
+	id, ex, ok := parseIntervalID(b, 0)
+	if !ok {
+		x.w.Error(errStreamID)
+		return id, false
+	}
+	if ex {
+		if id, ok = id.Next(); !ok {
+			x.w.Error(errStartInterval)
+		}
+	}
+	return id, ok
+}
+
+// rangeEnd reads the end of an ID range (a missing sequence is the
+// largest; "(" ends before the ID), replying Redis's error itself.
+func rangeEnd(x *Ctx, b []byte) (coll.StreamID, bool) {
+	id, ex, ok := parseIntervalID(b, ^uint64(0))
+	if !ok {
+		x.w.Error(errStreamID)
+		return id, false
+	}
+	if ex {
+		if id, ok = id.Prev(); !ok {
+			x.w.Error(errEndInterval)
+		}
+	}
+	return id, ok
+}
+
 // XRANGE key start end [COUNT count]; XREVRANGE key end start [COUNT count]
 func cmdXRange(x *Ctx) {
 	args := x.args
@@ -273,27 +305,13 @@ func cmdXRange(x *Ctx) {
 	if rev {
 		startArg, endArg = endArg, startArg
 	}
-	start, ex, ok := parseIntervalID(startArg, 0)
+	start, ok := rangeStart(x, startArg)
 	if !ok {
-		x.w.Error(errStreamID)
 		return
 	}
-	if ex {
-		if start, ok = start.Next(); !ok {
-			x.w.Error(errStartInterval)
-			return
-		}
-	}
-	end, ex, ok := parseIntervalID(endArg, ^uint64(0))
+	end, ok := rangeEnd(x, endArg)
 	if !ok {
-		x.w.Error(errStreamID)
 		return
-	}
-	if ex {
-		if end, ok = end.Prev(); !ok {
-			x.w.Error(errEndInterval)
-			return
-		}
 	}
 	count := int64(-1)
 	for j := 4; j < len(args); j++ {

@@ -337,26 +337,11 @@ func cmdXPending(x *Ctx) {
 			return
 		}
 		count = max(n, 0)
-		var ex bool
-		if start, ex, ok = parseIntervalID(a[at], 0); !ok {
-			x.w.Error(errStreamID)
+		if start, ok = rangeStart(x, a[at]); !ok {
 			return
 		}
-		if ex {
-			if start, ok = start.Next(); !ok {
-				x.w.Error(errStartInterval)
-				return
-			}
-		}
-		if end, ex, ok = parseIntervalID(a[at+1], ^uint64(0)); !ok {
-			x.w.Error(errStreamID)
+		if end, ok = rangeEnd(x, a[at+1]); !ok {
 			return
-		}
-		if ex {
-			if end, ok = end.Prev(); !ok {
-				x.w.Error(errEndInterval)
-				return
-			}
 		}
 		if at+3 < len(a) {
 			consumer = a[at+3]
@@ -627,16 +612,9 @@ func cmdXAutoClaim(x *Ctx) {
 		return
 	}
 	minIdle = max(minIdle, 0)
-	start, ex, ok := parseIntervalID(a[5], 0)
+	start, ok := rangeStart(x, a[5])
 	if !ok {
-		x.w.Error(errStreamID)
 		return
-	}
-	if ex {
-		if start, ok = start.Next(); !ok {
-			x.w.Error(errStartInterval)
-			return
-		}
 	}
 	count, justID := int64(100), false
 	for j := 6; j < len(a); j++ {
