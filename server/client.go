@@ -313,6 +313,18 @@ func (c *client) process() bool {
 	if c.fwd != nil {
 		c.drainForwards() // before the replies are written: theirs come in order
 	}
+	if c.w.Len() > 0 {
+		// Let the other connections whose input is ready run their
+		// requests before this one writes its replies, as Redis writes
+		// replies once per event-loop turn: a write to a peer that is
+		// waiting for it wakes the peer, and in a VM that wake-up (an
+		// inter-processor interrupt) cost a loaded server about a fifth
+		// of its CPU. The replies of one turn now go out together, and
+		// most writes find their peer awake (bench/rl.sh: 1.12 -> 0.88
+		// us of server CPU per CL.THROTTLE). Alone, the yield costs a
+		// trip through the scheduler; no lock is held here.
+		runtime.Gosched()
+	}
 	if !c.syncLog() || !c.flush() || c.quit {
 		return false
 	}

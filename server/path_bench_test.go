@@ -1,10 +1,13 @@
 package server
 
 import (
+	"fmt"
 	"io"
 	"log/slog"
+	"math/rand/v2"
 	"net"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/turnstile/turnstile/clock"
@@ -141,6 +144,42 @@ func BenchmarkRLLimitPath(b *testing.B) {
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
 				feed(b, s, c, reqs[i%nkeys])
+			}
+		})
+	}
+}
+
+// BenchmarkLimiterPaths runs bench/rl.sh's requests in process: 100,000
+// keys in random order, every request allowed (the write path), so that
+// the ratios between the limiters can be judged without the sockets.
+func BenchmarkLimiterPaths(b *testing.B) {
+	cases := []struct{ name, cmd string }{
+		{"CL.THROTTLE", "CL.THROTTLE rl:%d 1000 1000000 1"},
+		{"GCRA", "RL.LIMIT rl:%d GCRA 1000000 1s"},
+		{"FIXED", "RL.LIMIT rl:%d FIXED 1000000 1s"},
+		{"SLIDING", "RL.LIMIT rl:%d SLIDING 1000000 1s"},
+		{"LOG", "RL.LIMIT rl:%d LOG 100 1s"},
+		{"CHECK3", "RL.CHECK ip %[1]d user %[1]d tenant %[1]d"},
+	}
+	for _, tc := range cases {
+		b.Run(tc.name, func(b *testing.B) {
+			s, c := newPathClient(b)
+			feed(b, s, c, []byte(encodeCommand("RL.POLICY", "SET", "ip", "gcra", "1000000", "1s")))
+			feed(b, s, c, []byte(encodeCommand("RL.POLICY", "SET", "user", "sliding", "1000000", "1m")))
+			feed(b, s, c, []byte(encodeCommand("RL.POLICY", "SET", "tenant", "fixed", "1000000000", "1h")))
+			const nkeys = 100000
+			reqs := make([][]byte, 1<<16)
+			rng := rand.New(rand.NewPCG(1, 2))
+			for i := range reqs {
+				reqs[i] = []byte(encodeCommand(strings.Fields(fmt.Sprintf(tc.cmd, rng.IntN(nkeys)))...))
+			}
+			for _, r := range reqs {
+				feed(b, s, c, r)
+			}
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				feed(b, s, c, reqs[i&(len(reqs)-1)])
 			}
 		})
 	}
