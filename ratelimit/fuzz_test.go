@@ -68,14 +68,14 @@ func FuzzDecodeState(f *testing.F) {
 		{Algo: AlgoQueue, Rule: Rule{Limit: 10, Period: 1e9, Burst: 20}, Queue: QueueState{Free: 1e18}},
 		{Algo: AlgoLease, Rule: Rule{Limit: 10, Period: 1e9}, Lease: LeaseState{Next: 1e18 + 2, Leases: []Lease{{1e18, 1e18 + 5, 1}, {1e18 + 1, 1e18 + 7, 3}}}},
 	} {
-		f.Add(AppendState(nil, st))
+		f.Add(AppendState(nil, &st))
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
 		st, err := DecodeState(b, nil)
 		if err != nil {
 			return
 		}
-		again, err := DecodeState(AppendState(nil, st), nil)
+		again, err := DecodeState(AppendState(nil, &st), nil)
 		if err != nil {
 			t.Fatalf("re-encoding of %x does not decode: %v", b, err)
 		}

@@ -113,7 +113,7 @@ const logPad = 32
 // rule (limit, period in ms, burst) and the algorithm's fields, all
 // unsigned varints (a LOG state then zeros, see logPad). Periods are whole milliseconds (see MinPeriod; ParsePeriod
 // only makes such).
-func AppendState(dst []byte, st State) []byte {
+func AppendState(dst []byte, st *State) []byte {
 	start := len(dst)
 	dst = append(dst, magic...)
 	dst = append(dst, byte(st.Algo))
@@ -172,18 +172,35 @@ func (r *reader) next() int64 {
 // DecodeState parses AppendState's encoding; a log's entries go into
 // entries' backing array (pass nil or a reused buffer).
 func DecodeState(b []byte, entries []Entry) (State, error) {
-	if !IsState(b) {
-		return State{}, ErrCorrupt
+	var st State
+	err := st.Decode(b, entries)
+	return st, err
+}
+
+// Decode is DecodeState into *st, which it sets whole (to the zero State
+// on error), without copying a State.
+func (st *State) Decode(b []byte, entries []Entry) error {
+	*st = State{}
+	if err := st.decode(b, entries); err != nil {
+		*st = State{}
+		return err
 	}
-	st := State{Algo: Algo(b[len(magic)])}
+	return nil
+}
+
+func (st *State) decode(b []byte, entries []Entry) error {
+	if !IsState(b) {
+		return ErrCorrupt
+	}
+	st.Algo = Algo(b[len(magic)])
 	r := reader{b: b[len(magic)+1:]}
 	limit, periodMs, burst := r.next(), r.next(), r.next()
 	if r.bad || periodMs > MaxPeriod/int64(time.Millisecond) {
-		return State{}, ErrCorrupt
+		return ErrCorrupt
 	}
 	rule, err := NewRule(limit, periodMs*int64(time.Millisecond), burst)
 	if err != nil {
-		return State{}, ErrCorrupt
+		return ErrCorrupt
 	}
 	st.Rule = rule
 	switch st.Algo {
@@ -196,14 +213,14 @@ func DecodeState(b []byte, entries []Entry) (State, error) {
 	case AlgoLog:
 		var pad []byte
 		if st.Log, pad, err = decodeLog(r.b, entries); err != nil {
-			return State{}, err
+			return err
 		}
 		if len(pad) != 0 && (len(pad) >= logPad || len(b)%logPad != 0) {
-			return State{}, ErrCorrupt // not the padding AppendState writes
+			return ErrCorrupt // not the padding AppendState writes
 		}
 		for _, z := range pad {
 			if z != 0 {
-				return State{}, ErrCorrupt
+				return ErrCorrupt
 			}
 		}
 		r.b = nil
@@ -213,21 +230,21 @@ func DecodeState(b []byte, entries []Entry) (State, error) {
 		next := r.next()
 		n := r.next()
 		if r.bad || n > int64(len(r.b)) { // every lease takes at least 3 bytes
-			return State{}, ErrCorrupt
+			return ErrCorrupt
 		}
 		st.Lease = LeaseState{Next: uint64(next)}
 		for range n {
 			l := Lease{ID: uint64(r.next()), Exp: r.next(), Cost: r.next()}
 			if l.Cost < 1 || l.Cost > MaxLimit {
-				return State{}, ErrCorrupt
+				return ErrCorrupt
 			}
 			st.Lease.Leases = append(st.Lease.Leases, l)
 		}
 	default:
-		return State{}, ErrCorrupt
+		return ErrCorrupt
 	}
 	if r.bad || len(r.b) != 0 {
-		return State{}, ErrCorrupt
+		return ErrCorrupt
 	}
-	return st, nil
+	return nil
 }

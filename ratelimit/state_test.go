@@ -48,7 +48,7 @@ func TestApplyIsDecide(t *testing.T) {
 			cp := st
 			cp.Log.Entries = append([]Entry(nil), st.Log.Entries...)
 			d2 := cp.Apply(now, 1+i%2)
-			if d1 != d2 || string(AppendState(nil, next)) != string(AppendState(nil, cp)) {
+			if d1 != d2 || string(AppendState(nil, &next)) != string(AppendState(nil, &cp)) {
 				t.Fatalf("%v call %d: Decide %+v %+v, Apply %+v %+v", algo, i, d1, next, d2, cp)
 			}
 			st = next
@@ -68,10 +68,10 @@ func TestLogStatePadding(t *testing.T) {
 	st := State{Algo: AlgoLog, Rule: r}
 	now := int64(1_700_000_000_000_000_000)
 	same := 0
-	prev := len(AppendState(nil, st))
+	prev := len(AppendState(nil, &st))
 	for i := range 50 {
 		st.Apply(now+int64(i)*int64(7*time.Millisecond), 1)
-		enc := AppendState(nil, st)
+		enc := AppendState(nil, &st)
 		if len(enc)%logPad != 0 {
 			t.Fatalf("LOG state of %d bytes, not a multiple of %d", len(enc), logPad)
 		}
@@ -87,7 +87,7 @@ func TestLogStatePadding(t *testing.T) {
 	if same < 40 {
 		t.Fatalf("only %d of 50 requests kept the state's length", same)
 	}
-	enc := AppendState(nil, st)
+	enc := AppendState(nil, &st)
 	unpadded := bytes.TrimRight(enc, "\x00")
 	if back, err := DecodeState(unpadded, nil); err != nil || len(back.Log.Entries) != len(st.Log.Entries) {
 		t.Fatalf("unpadded state: %v", err)

@@ -175,8 +175,7 @@ func rlLoad(x *Ctx, e shards.Entry, found bool, st *ratelimit.State, entries []r
 		x.w.Error(errWrongType)
 		return false
 	}
-	var err error
-	if *st, err = ratelimit.DecodeState(e.Bytes(), entries); err != nil {
+	if err := st.Decode(e.Bytes(), entries); err != nil {
 		x.w.Error("ERR the key's rate-limit state is corrupt")
 		return false
 	}

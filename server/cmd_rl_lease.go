@@ -57,9 +57,7 @@ func storeRL(x *Ctx, ref shards.Ref, key []byte, found bool, st *ratelimit.State
 		}
 		return
 	}
-	enc := ratelimit.AppendState(x.ex.rlEnc[:0], *st)
-	x.ex.rlEnc = enc[:0] // reused, and kept when a big log or many leases grew it
-	val := x.opBytes(enc)
+	val := x.opAppend(func(b []byte) []byte { return ratelimit.AppendState(b, st) })
 	x.set(ref, key, shards.Entry{Kind: shards.KindBytes, Str: val, Exp: x.now + ttl})
 }
 

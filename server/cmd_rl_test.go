@@ -267,7 +267,7 @@ func TestRLLimitLogReusesEntries(t *testing.T) {
 		}
 		wantVal := "$-1\r\n"
 		if ks, ok := model[key]; ok && ks.exp > now {
-			v := ratelimit.AppendState(nil, ks.st)
+			v := ratelimit.AppendState(nil, &ks.st)
 			wantVal = "$" + strconv.Itoa(len(v)) + "\r\n" + string(v) + "\r\n"
 		}
 		if got := c.do("GET", key); got != wantVal {

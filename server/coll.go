@@ -130,6 +130,17 @@ func (x *Ctx) opBytes(b []byte) []byte {
 	return ex.opBytes[start:len(ex.opBytes):len(ex.opBytes)]
 }
 
+// opAppend is opBytes of what fn appends to the slice it is given,
+// appended in place: the bytes live until the execution ends. (When fn
+// outgrows the buffer, append moves it to a new array; the bytes already
+// handed out stay valid in the old one.)
+func (x *Ctx) opAppend(fn func([]byte) []byte) []byte {
+	ex := x.ex
+	start := len(ex.opBytes)
+	ex.opBytes = fn(ex.opBytes)
+	return ex.opBytes[start:len(ex.opBytes):len(ex.opBytes)]
+}
+
 // storeValue stores v, a whole new value of kind k, at key in the
 // selected database (with no expiry), or deletes key when v is empty. For
 // the STORE commands.

@@ -64,9 +64,6 @@ type execution struct {
 	// into (rlApply), reused from call to call: each call is done with
 	// them before it returns.
 	rlEntries []ratelimit.Entry
-	// rlEnc is the buffer storeRL encodes a state in before copying it
-	// to opBytes; reused from call to call.
-	rlEnc []byte
 	// rlChecks is RL.CHECK's per-rule working space (cmdRLCheck), reused
 	// from call to call.
 	rlChecks []rlChecked

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"net"
+	"os"
 	"strconv"
 	"strings"
 	"testing"
@@ -149,11 +150,17 @@ func BenchmarkRLLimitPath(b *testing.B) {
 	}
 }
 
-// BenchmarkLimiterPaths runs bench/rl.sh's requests in process: 100,000
-// keys in random order, every request allowed (the write path), so that
-// the ratios between the limiters can be judged without the sockets.
+// BenchmarkLimiterPaths runs bench/rl.sh's requests in process, and
+// bench/scripts.sh's EVALSHA of redis_rate (native): 100,000 keys in
+// random order, every request allowed (the write path), so that the ratios
+// between the limiters can be judged without the sockets.
 func BenchmarkLimiterPaths(b *testing.B) {
+	body, err := os.ReadFile("../libtest/testdata/scripts/redis_rate-allowN.lua")
+	if err != nil {
+		b.Fatal(err)
+	}
 	cases := []struct{ name, cmd string }{
+		{"redis_rate", "EVALSHA " + scriptSHA(body) + " 1 rr:%d 100 10 1 1"},
 		{"CL.THROTTLE", "CL.THROTTLE rl:%d 1000 1000000 1"},
 		{"GCRA", "RL.LIMIT rl:%d GCRA 1000000 1s"},
 		{"FIXED", "RL.LIMIT rl:%d FIXED 1000000 1s"},
@@ -167,6 +174,7 @@ func BenchmarkLimiterPaths(b *testing.B) {
 			feed(b, s, c, []byte(encodeCommand("RL.POLICY", "SET", "ip", "gcra", "1000000", "1s")))
 			feed(b, s, c, []byte(encodeCommand("RL.POLICY", "SET", "user", "sliding", "1000000", "1m")))
 			feed(b, s, c, []byte(encodeCommand("RL.POLICY", "SET", "tenant", "fixed", "1000000000", "1h")))
+			feed(b, s, c, []byte(encodeCommand("SCRIPT", "LOAD", string(body))))
 			const nkeys = 100000
 			reqs := make([][]byte, 1<<16)
 			rng := rand.New(rand.NewPCG(1, 2))
