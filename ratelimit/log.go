@@ -105,7 +105,12 @@ func decodeLog(b []byte, buf []Entry) (LogState, []byte, error) {
 	if k <= 0 || n > uint64(len(b)) { // every entry takes at least 2 bytes
 		return LogState{}, nil, ErrCorrupt
 	}
-	b = b[k:]
+	return decodeEntries(b[k:], n, buf)
+}
+
+// decodeEntries parses n entries as AppendLog writes them, appending them
+// to buf's backing array, and returns the bytes after them.
+func decodeEntries(b []byte, n uint64, buf []Entry) (LogState, []byte, error) {
 	out := buf[:0]
 	prev := int64(0)
 	for range n {

@@ -111,12 +111,17 @@ const logPad = 32
 
 // AppendState appends st's encoding to dst: magic, the algorithm, the
 // rule (limit, period in ms, burst) and the algorithm's fields, all
-// unsigned varints (a LOG state then zeros, see logPad). Periods are whole milliseconds (see MinPeriod; ParsePeriod
-// only makes such).
+// unsigned varints (a LOG state's in the summed layout of logsummed.go,
+// then zeros, see logPad). Periods are whole milliseconds (see MinPeriod;
+// ParsePeriod only makes such).
 func AppendState(dst []byte, st *State) []byte {
 	start := len(dst)
 	dst = append(dst, magic...)
-	dst = append(dst, byte(st.Algo))
+	if st.Algo == AlgoLog {
+		dst = append(dst, logSummed) // logsummed.go
+	} else {
+		dst = append(dst, byte(st.Algo))
+	}
 	dst = binary.AppendUvarint(dst, uint64(st.Rule.Limit))
 	dst = binary.AppendUvarint(dst, uint64(st.Rule.Period/int64(time.Millisecond)))
 	dst = binary.AppendUvarint(dst, uint64(st.Rule.Burst))
@@ -132,7 +137,7 @@ func AppendState(dst []byte, st *State) []byte {
 		dst = binary.AppendUvarint(dst, uint64(st.Sliding.Cur))
 		dst = binary.AppendUvarint(dst, uint64(st.Sliding.Prev))
 	case AlgoLog:
-		dst = AppendLog(dst, st.Log)
+		dst = appendLogSummed(dst, st.Log)
 		// Zeros up to a multiple of logPad bytes: a log's length changes
 		// with nearly every request, and a state of unchanged length is
 		// rewritten in place in the keyspace (no new record, no garbage).
@@ -193,6 +198,10 @@ func (st *State) decode(b []byte, entries []Entry) error {
 		return ErrCorrupt
 	}
 	st.Algo = Algo(b[len(magic)])
+	summed := b[len(magic)] == logSummed // a LOG state's layout (logsummed.go)
+	if summed {
+		st.Algo = AlgoLog
+	}
 	r := reader{b: b[len(magic)+1:]}
 	limit, periodMs, burst := r.next(), r.next(), r.next()
 	if r.bad || periodMs > MaxPeriod/int64(time.Millisecond) {
@@ -212,7 +221,11 @@ func (st *State) decode(b []byte, entries []Entry) error {
 		st.Sliding = SlidingState{Window: r.next(), Cur: r.next(), Prev: r.next()}
 	case AlgoLog:
 		var pad []byte
-		if st.Log, pad, err = decodeLog(r.b, entries); err != nil {
+		decode := decodeLog
+		if summed {
+			decode = decodeLogSummed
+		}
+		if st.Log, pad, err = decode(r.b, entries); err != nil {
 			return err
 		}
 		if len(pad) != 0 && (len(pad) >= logPad || len(b)%logPad != 0) {

@@ -213,13 +213,35 @@ func rlOpenFor(x *Ctx, key []byte, algo ratelimit.Algo, st *ratelimit.State, ent
 	} else {
 		e, ref, found = x.lookup(key)
 	}
+	return ref, found, rlStart(x, e, found, algo, st, entries)
+}
+
+// rlStart is rlOpenFor's reading of the looked-up entry e into *st.
+func rlStart(x *Ctx, e shards.Entry, found bool, algo ratelimit.Algo, st *ratelimit.State, entries []ratelimit.Entry) bool {
 	if !rlLoad(x, e, found, st, entries) { // a live key's error: nothing to discard
-		return ref, found, false
+		return false
 	}
 	if !found || st.Algo != algo {
 		*st = ratelimit.State{Algo: algo}
 	}
-	return ref, found, true
+	return true
+}
+
+// rlApplyLog applies an admitted LOG request to the key's encoded state
+// enc without decoding it (ratelimit.Rule.ApplyLog) and stores the
+// result, as rlApply would; ok is false, with nothing done, when that
+// does not apply (a denial, a state in the older layout, ...).
+func rlApplyLog(x *Ctx, ref shards.Ref, key, enc []byte, req rlRequest) (d ratelimit.Decision, ok bool) {
+	val := x.opAppend(func(b []byte) []byte {
+		b, d, ok = req.rule.ApplyLog(b, enc, x.now, req.cost)
+		return b
+	})
+	if !ok {
+		return d, false
+	}
+	x.s.stats.decided(x.cmd, true)
+	x.set(ref, key, shards.Entry{Kind: shards.KindBytes, Str: val, Exp: x.now + d.ResetAfter})
+	return d, true
 }
 
 // rlApply runs the request on key: read, decide, and store the new state
@@ -227,9 +249,15 @@ func rlOpenFor(x *Ctx, key []byte, algo ratelimit.Algo, st *ratelimit.State, ent
 // are decoded into the execution's reused buffer (execution.rlEntries):
 // the state is encoded, and done with, before the call returns.
 func rlApply(x *Ctx, key []byte, req rlRequest) (ratelimit.Decision, bool) {
+	x.noteHot(key)
+	e, ref, found := x.lookupForSet(key)
+	if found && req.algo == ratelimit.AlgoLog && !req.peek && e.Kind == shards.KindBytes {
+		if d, ok := rlApplyLog(x, ref, key, e.Bytes(), req); ok {
+			return d, true
+		}
+	}
 	var st ratelimit.State
-	ref, found, ok := rlOpenFor(x, key, req.algo, &st, x.ex.rlEntries[:0], true)
-	if !ok {
+	if !rlStart(x, e, found, req.algo, &st, x.ex.rlEntries[:0]) {
 		return ratelimit.Decision{}, false
 	}
 	st.Rule = req.rule
