@@ -174,6 +174,9 @@ func appendArg(dst []byte, f float64) []byte {
 	case f == math.Trunc(f) && math.Abs(f) < 1e15 && (f != 0 || !math.Signbit(f)):
 		return strconv.AppendInt(dst, int64(f), 10) // what %.17g prints for these
 	}
+	if out, ok := appendGFast(dst, f, 17); ok {
+		return out
+	}
 	return strconv.AppendFloat(dst, f, 'g', 17, 64)
 }
 
@@ -202,6 +205,14 @@ func appendNumber(dst []byte, f float64) []byte {
 // exponent X of "%.13e", laid out as "%.13e" when X < -4 or X >= 14, else
 // as "%.(13-X)f" (the same digits), trailing zeros removed either way.
 func appendG14(dst []byte, f float64) []byte {
+	if out, ok := appendGFast(dst, f, 14); ok {
+		return out
+	}
+	return appendG14Slow(dst, f)
+}
+
+// appendG14Slow is appendG14 through strconv's "%.13e", for every f.
+func appendG14Slow(dst []byte, f float64) []byte {
 	var tmp [32]byte
 	e := strconv.AppendFloat(tmp[:0], f, 'e', 13, 64) // [-]d.ddddddddddddde±XX
 	if e[0] == '-' {
