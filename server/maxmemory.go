@@ -119,9 +119,17 @@ type memLimit struct {
 	cfg Config     // the memory settings in effect (its other fields unused)
 }
 
+// goBallast is Config.GoBallast's figure now (0 without one).
+func (s *Server) goBallast() int64 {
+	if s.cfg.GoBallast == nil {
+		return 0
+	}
+	return s.cfg.GoBallast()
+}
+
 // initMemory measures the start-up footprint and applies the configuration.
 func (s *Server) initMemory() {
-	goHeld := max(0, runtimeHeld()-s.cfg.GoBallast)
+	goHeld := max(0, runtimeHeld()-s.goBallast())
 	s.mem.startup = int64(residentBytes())
 	if s.mem.startup == 0 { // not Linux: what the runtime holds
 		s.mem.startup = goHeld
@@ -254,7 +262,7 @@ func (s *Server) tuneGoLimit() {
 		mapped += db.MappedBytes()
 	}
 	rss := maxmem * goLimitPercent / 100
-	limit := min(max(rss-s.mem.outsideGo-mapped, 16<<20)+s.cfg.GoBallast, s.mem.baseGoLimit)
+	limit := min(max(rss-s.mem.outsideGo-mapped, 16<<20)+s.goBallast(), s.mem.baseGoLimit)
 	if old := s.mem.goLimit.Load(); old == 0 || abs(limit-old) > 1<<20 {
 		s.mem.goLimit.Store(limit)
 		debug.SetMemoryLimit(limit)

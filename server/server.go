@@ -99,11 +99,12 @@ type Config struct {
 	MaxMemorySamples int
 	LFULogFactor     int
 	LFUDecayTime     int
-	// GoBallast is the size of a heap allocation the process keeps but
-	// never touches (cmd/turnstile's --gc-floor): the Go runtime counts
-	// it, the OS does not, so the Go memory limit set for maxmemory is
-	// raised by it.
-	GoBallast int64
+	// GoBallast, when set, reports the size of a heap allocation the
+	// process keeps but never touches (cmd/turnstile's --gc-floor, which
+	// drops it once the heap outgrows it): the Go runtime counts it, the
+	// OS does not, so the Go memory limit set for maxmemory is raised by
+	// it.
+	GoBallast func() int64
 
 	// Durability, when set, is where writes become durable instead of the
 	// append-only log (a cluster passes its Raft log). nil: the append-only

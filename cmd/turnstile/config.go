@@ -117,7 +117,7 @@ func newFlagSet(cfg *server.Config, rt *runtimeConfig) *flag.FlagSet {
 	fs.IntVar(&rt.gcPercent, "gogc", rt.gcPercent, "Go GC target percentage (GOGC); the keyspace is pointer-free, so a low value costs little CPU")
 	fs.StringVar(&rt.cpuProfile, "cpuprofile", "", "write a CPU profile to this file until shutdown (performance work)")
 	fs.Int64Var(&rt.memLimit, "gomemlimit", rt.memLimit, "Go soft memory limit in bytes (GOMEMLIMIT); 0 = none")
-	fs.Int64Var(&rt.gcFloor, "gc-floor", rt.gcFloor, "bytes of untouched address space the Go GC counts as heap, so a small heap is not collected after every few hundred KiB of garbage (0 = none)")
+	fs.Int64Var(&rt.gcFloor, "gc-floor", rt.gcFloor, "bytes of untouched address space the Go GC counts as heap while the heap is smaller, so a small heap is not collected after every few hundred KiB of garbage (0 = none)")
 	rt.cluster.register(fs)
 	return fs
 }
@@ -157,11 +157,9 @@ type runtimeConfig struct {
 // variable, when set, is kept unless --gogc is given.
 const defaultGCPercent = 25
 
-// defaultGCFloor is the ballast: with GOGC 25 and a keyspace of a few
-// MiB, the collector would otherwise run after every few hundred KiB of
-// garbage (scripts, connections make some); with it, after about 16 MiB.
-// The ballast is never written, so it takes address space, not RSS.
-const defaultGCFloor = 64 << 20
+// defaultGCFloor is the ballast's size (gcfloor.go): a keyspace below it
+// is collected after about 8 MiB of garbage.
+const defaultGCFloor = 32 << 20
 
 func defaultRuntimeConfig() runtimeConfig {
 	rt := runtimeConfig{gcPercent: defaultGCPercent, gcFloor: defaultGCFloor}
@@ -171,19 +169,16 @@ func defaultRuntimeConfig() runtimeConfig {
 	return rt
 }
 
-// apply sets the runtime knobs. It returns the ballast, which the caller
-// keeps reachable while the server runs.
-func (rt runtimeConfig) apply() []byte {
+// apply sets the runtime knobs. It returns the ballast of --gc-floor,
+// which the caller keeps reachable while the server runs and watches.
+func (rt runtimeConfig) apply() *gcFloor {
 	if rt.gcPercent >= 0 {
 		debug.SetGCPercent(rt.gcPercent)
 	}
 	if rt.memLimit > 0 {
 		debug.SetMemoryLimit(rt.memLimit)
 	}
-	if rt.gcFloor > 0 {
-		return make([]byte, rt.gcFloor)
-	}
-	return nil
+	return newGCFloor(rt.gcFloor)
 }
 
 // ignoredArgs takes out of args the options that are Redis directives

@@ -21,6 +21,7 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/turnstile/turnstile/clock"
 	"github.com/turnstile/turnstile/server"
@@ -122,9 +123,12 @@ func run(ctx context.Context, sigs <-chan os.Signal, args []string, logOut io.Wr
 		defer f.Close()
 		logOut = f
 	}
-	ballast := rt.apply()
-	defer runtime.KeepAlive(ballast)
-	cfg.GoBallast = int64(len(ballast))
+	floor := rt.apply()
+	defer runtime.KeepAlive(floor)
+	stopFloor := make(chan struct{})
+	defer close(stopFloor)
+	go floor.watch(stopFloor, time.Second)
+	cfg.GoBallast = floor.Held
 	if rt.cpuProfile != "" {
 		stopProfile, err := startCPUProfile(rt.cpuProfile)
 		if err != nil {
