@@ -17,10 +17,10 @@ import (
 // floor, and the garbage it let pile up is collected and given back to
 // the OS at once (release): a large keyspace is then collected at GOGC of
 // itself alone. Kept, the ballast let that much more garbage pile up
-// whatever the keyspace's size: 10^6 GCRA keys took 65-66 B of RSS each
-// with a 64 MiB ballast, 58-60 without. It is never allocated again: a
-// new ballast could reuse freed pages, which the runtime zeroes, and
-// zeroing would touch them.
+// whatever the keyspace's size: 10^6 GCRA keys took 65-67 B of RSS each
+// with a 64 MiB ballast, 57-60 with this one (58 without any). It is
+// never allocated again: a new ballast could reuse freed pages, which the
+// runtime zeroes, and zeroing would touch them.
 //
 // Locking: check and watch run on one goroutine (the only one that touches
 // ballast); held is read by the server from any goroutine.

@@ -127,7 +127,7 @@ func run(ctx context.Context, sigs <-chan os.Signal, args []string, logOut io.Wr
 	defer runtime.KeepAlive(floor)
 	stopFloor := make(chan struct{})
 	defer close(stopFloor)
-	go floor.watch(stopFloor, time.Second)
+	go floor.watch(stopFloor, 100*time.Millisecond)
 	cfg.GoBallast = floor.Held
 	if rt.cpuProfile != "" {
 		stopProfile, err := startCPUProfile(rt.cpuProfile)
