@@ -97,16 +97,6 @@ func decodeLogSummed(b []byte, buf []Entry) (LogState, []byte, error) {
 	return LogState{Entries: out}, r.b, nil
 }
 
-// uvarintLen is the length of v's unsigned varint.
-func uvarintLen(v uint64) int {
-	n := 1
-	for v >= 0x80 {
-		v >>= 7
-		n++
-	}
-	return n
-}
-
 // ApplyLog applies an admitted LOG request of cost at now straight to
 // enc, a key's encoded state, and appends the state after it, encoded
 // with rule r, to dst; the result is what AppendState of the state Rule.Log
