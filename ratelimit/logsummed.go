@@ -3,7 +3,6 @@ package ratelimit
 import (
 	"encoding/binary"
 	"math"
-	"time"
 )
 
 // The summed layout of a LOG state. A LOG state's algorithm byte says how
@@ -158,11 +157,7 @@ func (r Rule) ApplyLog(dst, enc []byte, now, cost int64) (out []byte, d Decision
 		return dst, Decision{}, false
 	}
 	start := len(dst)
-	dst = append(dst, magic...)
-	dst = append(dst, logSummed)
-	dst = binary.AppendUvarint(dst, uint64(r.Limit))
-	dst = binary.AppendUvarint(dst, uint64(r.Period/int64(time.Millisecond)))
-	dst = binary.AppendUvarint(dst, uint64(r.Burst))
+	dst = appendHead(dst, logSummed, r)
 	dst = binary.AppendUvarint(dst, uint64(count-left+1))
 	dst = binary.AppendUvarint(dst, uint64(used+cost))
 	dst = binary.AppendUvarint(dst, uint64(now))
@@ -175,8 +170,5 @@ func (r Rule) ApplyLog(dst, enc []byte, now, cost int64) (out []byte, d Decision
 		dst = append(dst, 0) // the only entry: no distance back
 	}
 	dst = binary.AppendUvarint(dst, uint64(cost))
-	for (len(dst)-start)%logPad != 0 {
-		dst = append(dst, 0)
-	}
-	return dst, Decision{Allowed: true, Limit: r.Limit, Remaining: r.Limit - used - cost, RetryAfter: -1, ResetAfter: r.Period}, true
+	return padLog(dst, start), Decision{Allowed: true, Limit: r.Limit, Remaining: r.Limit - used - cost, RetryAfter: -1, ResetAfter: r.Period}, true
 }

@@ -116,15 +116,11 @@ const logPad = 32
 // ParsePeriod only makes such).
 func AppendState(dst []byte, st *State) []byte {
 	start := len(dst)
-	dst = append(dst, magic...)
+	algo := byte(st.Algo)
 	if st.Algo == AlgoLog {
-		dst = append(dst, logSummed) // logsummed.go
-	} else {
-		dst = append(dst, byte(st.Algo))
+		algo = logSummed // logsummed.go
 	}
-	dst = binary.AppendUvarint(dst, uint64(st.Rule.Limit))
-	dst = binary.AppendUvarint(dst, uint64(st.Rule.Period/int64(time.Millisecond)))
-	dst = binary.AppendUvarint(dst, uint64(st.Rule.Burst))
+	dst = appendHead(dst, algo, st.Rule)
 	switch st.Algo {
 	case AlgoGCRA:
 		dst = binary.AppendUvarint(dst, uint64(st.GCRA.TAT))
@@ -138,12 +134,7 @@ func AppendState(dst []byte, st *State) []byte {
 		dst = binary.AppendUvarint(dst, uint64(st.Sliding.Prev))
 	case AlgoLog:
 		dst = appendLogSummed(dst, st.Log)
-		// Zeros up to a multiple of logPad bytes: a log's length changes
-		// with nearly every request, and a state of unchanged length is
-		// rewritten in place in the keyspace (no new record, no garbage).
-		for (len(dst)-start)%logPad != 0 {
-			dst = append(dst, 0)
-		}
+		dst = padLog(dst, start)
 	case AlgoQueue:
 		dst = binary.AppendUvarint(dst, uint64(st.Queue.Free))
 	case AlgoLease:
@@ -154,6 +145,27 @@ func AppendState(dst []byte, st *State) []byte {
 			dst = binary.AppendUvarint(dst, uint64(l.Exp))
 			dst = binary.AppendUvarint(dst, uint64(l.Cost))
 		}
+	}
+	return dst
+}
+
+// appendHead appends what every encoded state starts with: magic, the
+// algorithm byte, and the rule (limit, period in ms, burst).
+func appendHead(dst []byte, algo byte, r Rule) []byte {
+	dst = append(dst, magic...)
+	dst = append(dst, algo)
+	dst = binary.AppendUvarint(dst, uint64(r.Limit))
+	dst = binary.AppendUvarint(dst, uint64(r.Period/int64(time.Millisecond)))
+	return binary.AppendUvarint(dst, uint64(r.Burst))
+}
+
+// padLog appends zeros to the LOG state encoded from dst[start:] up to a
+// multiple of logPad bytes: a log's length changes with nearly every
+// request, and a state of unchanged length is rewritten in place in the
+// keyspace (no new record, no garbage).
+func padLog(dst []byte, start int) []byte {
+	for (len(dst)-start)%logPad != 0 {
+		dst = append(dst, 0)
 	}
 	return dst
 }

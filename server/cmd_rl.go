@@ -199,24 +199,13 @@ func rlFind(x *Ctx, key []byte, algo ratelimit.Algo, st *ratelimit.State) (ref s
 // algorithm, starts over (an empty state). found tells whether the key
 // existed (storeRL deletes it when its state has no effect left).
 func rlOpen(x *Ctx, key []byte, algo ratelimit.Algo, st *ratelimit.State, entries []ratelimit.Entry) (ref shards.Ref, found, ok bool) {
-	return rlOpenFor(x, key, algo, st, entries, false)
-}
-
-// rlOpenFor is rlOpen; forSet looks the key up with lookupForSet, for a
-// caller that then stores it through ref or discards ref (an expired key
-// is left in its slot for the store to rewrite in place).
-func rlOpenFor(x *Ctx, key []byte, algo ratelimit.Algo, st *ratelimit.State, entries []ratelimit.Entry, forSet bool) (ref shards.Ref, found, ok bool) {
 	x.noteHot(key)
-	var e shards.Entry
-	if forSet {
-		e, ref, found = x.lookupForSet(key)
-	} else {
-		e, ref, found = x.lookup(key)
-	}
+	e, ref, found := x.lookup(key)
 	return ref, found, rlStart(x, e, found, algo, st, entries)
 }
 
-// rlStart is rlOpenFor's reading of the looked-up entry e into *st.
+// rlStart is rlOpen's reading of the looked-up entry e into *st (rlApply
+// looks its key up with lookupForSet, then calls it).
 func rlStart(x *Ctx, e shards.Entry, found bool, algo ratelimit.Algo, st *ratelimit.State, entries []ratelimit.Entry) bool {
 	if !rlLoad(x, e, found, st, entries) { // a live key's error: nothing to discard
 		return false
@@ -245,9 +234,11 @@ func rlApplyLog(x *Ctx, ref shards.Ref, key, enc []byte, req rlRequest) (d ratel
 }
 
 // rlApply runs the request on key: read, decide, and store the new state
-// when admitted (not for PEEK), with the key's lifetime. A LOG's entries
-// are decoded into the execution's reused buffer (execution.rlEntries):
-// the state is encoded, and done with, before the call returns.
+// when admitted (not for PEEK), with the key's lifetime. An admitted LOG
+// request on a state in the summed layout is applied to its bytes
+// (rlApplyLog); otherwise a LOG's entries are decoded into the
+// execution's reused buffer (execution.rlEntries): the state is encoded,
+// and done with, before the call returns.
 func rlApply(x *Ctx, key []byte, req rlRequest) (ratelimit.Decision, bool) {
 	x.noteHot(key)
 	e, ref, found := x.lookupForSet(key)

@@ -121,19 +121,11 @@ func (x *Ctx) opArgs(args ...[]byte) [][]byte {
 // opBytes returns a copy of b that lives until the execution ends (see
 // opArgs).
 func (x *Ctx) opBytes(b []byte) []byte {
-	ex := x.ex
-	if cap(ex.opBytes)-len(ex.opBytes) < len(b) {
-		ex.opBytes = make([]byte, 0, max(len(b), 2*cap(ex.opBytes), 256))
-	}
-	start := len(ex.opBytes)
-	ex.opBytes = append(ex.opBytes, b...)
-	return ex.opBytes[start:len(ex.opBytes):len(ex.opBytes)]
+	return x.opAppend(func(d []byte) []byte { return append(d, b...) })
 }
 
 // opAppend is opBytes of what fn appends to the slice it is given,
-// appended in place: the bytes live until the execution ends. (When fn
-// outgrows the buffer, append moves it to a new array; the bytes already
-// handed out stay valid in the old one.)
+// appended in place: the bytes live until the execution ends.
 func (x *Ctx) opAppend(fn func([]byte) []byte) []byte {
 	ex := x.ex
 	start := len(ex.opBytes)

@@ -48,7 +48,8 @@ type execution struct {
 	// opArgs and opBytes hold the arguments handlers build for the ops
 	// they log (Ctx.opArgs): they live until end has appended the effects,
 	// and are reused by the next unit, so building an op allocates nothing.
-	// They grow by new chunks, never moving what earlier ops point at.
+	// opBytes grows by append: the bytes earlier ops point at stay valid
+	// in the array they were written in, which is never written again.
 	opArgs  [][]byte
 	opBytes []byte
 	// derived holds the keys of commands whose row derives them from the

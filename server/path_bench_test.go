@@ -119,15 +119,22 @@ func feed(tb testing.TB, s *Server, c *client, req []byte) {
 	c.w.Reset(1 << 20)
 }
 
+// newLimiterPathClient is newPathClient with bench/rl.sh's three rules
+// (ip, user, tenant) set for RL.CHECK.
+func newLimiterPathClient(b *testing.B) (*Server, *client) {
+	s, c := newPathClient(b)
+	feed(b, s, c, []byte(encodeCommand("RL.POLICY", "SET", "ip", "gcra", "1000000", "1s")))
+	feed(b, s, c, []byte(encodeCommand("RL.POLICY", "SET", "user", "sliding", "1000000", "1m")))
+	feed(b, s, c, []byte(encodeCommand("RL.POLICY", "SET", "tenant", "fixed", "1000000000", "1h")))
+	return s, c
+}
+
 // BenchmarkRLLimitPath is BenchmarkThrottlePath for RL.LIMIT with each
 // algorithm, and RL.CHECK with three named rules.
 func BenchmarkRLLimitPath(b *testing.B) {
 	for _, algo := range []string{"GCRA", "FIXED", "SLIDING", "LOG", "CHECK3"} {
 		b.Run(algo, func(b *testing.B) {
-			s, c := newPathClient(b)
-			feed(b, s, c, []byte(encodeCommand("RL.POLICY", "SET", "ip", "gcra", "1000000", "1s")))
-			feed(b, s, c, []byte(encodeCommand("RL.POLICY", "SET", "user", "sliding", "1000000", "1m")))
-			feed(b, s, c, []byte(encodeCommand("RL.POLICY", "SET", "tenant", "fixed", "1000000000", "1h")))
+			s, c := newLimiterPathClient(b)
 			const nkeys = 1024
 			reqs := make([][]byte, nkeys)
 			for i := range reqs {
@@ -170,10 +177,7 @@ func BenchmarkLimiterPaths(b *testing.B) {
 	}
 	for _, tc := range cases {
 		b.Run(tc.name, func(b *testing.B) {
-			s, c := newPathClient(b)
-			feed(b, s, c, []byte(encodeCommand("RL.POLICY", "SET", "ip", "gcra", "1000000", "1s")))
-			feed(b, s, c, []byte(encodeCommand("RL.POLICY", "SET", "user", "sliding", "1000000", "1m")))
-			feed(b, s, c, []byte(encodeCommand("RL.POLICY", "SET", "tenant", "fixed", "1000000000", "1h")))
+			s, c := newLimiterPathClient(b)
 			feed(b, s, c, []byte(encodeCommand("SCRIPT", "LOAD", string(body))))
 			const nkeys = 100000
 			reqs := make([][]byte, 1<<16)
