@@ -105,6 +105,12 @@ func FuzzCmsgpackUnpack(f *testing.F) {
 		}
 		for round := 0; round < 4; round++ {
 			again, err := call(t, L, unpack, packed[0])
+			if err != nil && strings.Contains(err.Object.String(), "table index is nil") {
+				// A table used as a map key beyond the nesting limit is
+				// packed as nil, and a nil key cannot be unpacked: Redis
+				// 7.0 packs and fails exactly so ("table index is nil").
+				return
+			}
 			if err != nil {
 				t.Fatalf("unpack of %q failed: %v", packed[0], err.Object)
 			}
