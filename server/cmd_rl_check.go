@@ -145,8 +145,17 @@ func cmdRLCheck(x *Ctx) {
 	for i := range checks {
 		c := &checks[i]
 		algo, rule := rlRuleOf(c.rule)
-		ref, found, ok := rlOpen(x, c.key, algo, &c.next, c.next.Log.Entries[:0])
-		if !ok {
+		// lookupForSet: an expired key stays in its slot until its state is
+		// stored there or it is discarded below, so no lookup changes a
+		// shard and every Ref stays valid until the stores begin.
+		x.noteHot(c.key)
+		e, ref, found := x.lookupForSet(c.key)
+		if !rlStart(x, e, found, algo, &c.next, c.next.Log.Entries[:0]) {
+			// A live key's error: this key is not expired; the keys before
+			// it may be.
+			for j := range checks[:i] {
+				x.discard(rlCheckRef(checks[:i], j))
+			}
 			return
 		}
 		c.next.Rule = rule
@@ -174,6 +183,10 @@ func cmdRLCheck(x *Ctx) {
 		case denier < 0:
 			stats.allowed.Add(1)
 			storeRL(x, rlCheckRef(checks, i), c.key, c.found, &c.next, c.d.ResetAfter)
+			continue
+		}
+		if c.ref.Expired() { // not stored: an expired key left in place goes
+			x.discard(rlCheckRef(checks, i))
 		}
 	}
 	x.s.stats.decided(x.cmd, denier < 0)
@@ -201,11 +214,11 @@ func cmdRLCheck(x *Ctx) {
 	}
 }
 
-// rlCheckRef is where check i stores its state: the Ref its lookup made,
-// unless another rule's key is in the same shard. That rule's lookup
-// (removing an expired key moves the keys after it) or store (a new key
-// may grow the table) may have moved check i's key since, so it is
-// located again.
+// rlCheckRef is where check i stores its state (or discards the expired
+// key its lookup left in place): the Ref its lookup made, unless another
+// rule's key is in the same shard. That rule's store (a new key may grow
+// the table) or discard (removing a key moves the keys after it) may have
+// moved check i's key since, so it is located again.
 func rlCheckRef(checks []rlChecked, i int) shards.Ref {
 	for j := range checks {
 		if j != i && checks[j].ref.SameShard(checks[i].ref) {

@@ -21,10 +21,10 @@ type Ctx struct {
 	w    *resp.Writer
 	ex   *execution
 	ks   *shards.Map // the selected database; only this file's methods use it
-	// leftExpired: a lookupForSet left an expired key in place that no set
+	// leftExpired: the expired keys lookupForSet left in place that no set
 	// or discard has followed yet (kept and checked after the handler in
 	// lockcheck builds only: run).
-	leftExpired bool
+	leftExpired int
 }
 
 func (x *Ctx) init(s *Server, c *client, cmd *Command, args [][]byte, ex *execution) {
@@ -91,7 +91,9 @@ func (x *Ctx) lookupForSet(key []byte) (shards.Entry, shards.Ref, bool) {
 	}
 	e, r, found := x.ks.LookupForSet(key, x.now)
 	if lockCheck {
-		x.leftExpired = x.leftExpired || r.Expired()
+		if r.Expired() {
+			x.leftExpired++
+		}
 	}
 	return e, r, found
 }
@@ -100,7 +102,7 @@ func (x *Ctx) lookupForSet(key []byte) (shards.Entry, shards.Ref, bool) {
 // handler that does not store key after all.
 func (x *Ctx) discard(r shards.Ref) {
 	if lockCheck && r.Expired() {
-		x.leftExpired = false
+		x.leftExpired--
 	}
 	x.ks.Discard(r)
 }
@@ -140,7 +142,7 @@ func (x *Ctx) set(r shards.Ref, key []byte, e shards.Entry) {
 			panic("lockcheck: " + x.cmd.FullName() + " stores a key through a stale shards.Ref (its shard changed since the lookup)")
 		}
 		if r.Expired() {
-			x.leftExpired = false
+			x.leftExpired--
 		}
 	}
 	x.selected(key).Set(r, e)

@@ -460,7 +460,7 @@ func (s *Server) run(x *Ctx) (failed bool) {
 		scriptErrs = x.ex.scriptErrs
 	}
 	x.cmd.Handler(x)
-	if lockCheck && x.leftExpired {
+	if lockCheck && x.leftExpired != 0 {
 		panic("lockcheck: " + x.cmd.FullName() + " left an expired key in place: a lookupForSet without a set or discard after it")
 	}
 	if x.c.trackOn && x.cmd.Has(command.Readonly) {

@@ -59,3 +59,74 @@ func TestLimitersOnExpiredKeys(t *testing.T) {
 		}
 	}
 }
+
+// TestRLCheckOnExpiredKeys is TestLimitersOnExpiredKeys for RL.CHECK,
+// whose rules' keys are all looked up (lookupForSet) before any is
+// stored: every expired key is counted once and either rewritten by its
+// rule's store or removed, whether the check is allowed, denied, denied by
+// a shadow rule only, or fails on a later rule's key. One shard, so that
+// every store or removal moves keys the other rules' Refs point at.
+func TestRLCheckOnExpiredKeys(t *testing.T) {
+	_, addr, clk := newTestServer(t, func(c *Config) { c.Shards, c.EnableDebugCommand = 1, "local" })
+	c := dialRaw(t, addr)
+	for _, cmd := range [][]string{
+		{"DEBUG", "SET-ACTIVE-EXPIRE", "0"},
+		{"RL.POLICY", "SET", "a", "fixed", "1", "1s"},
+		{"RL.POLICY", "SET", "b", "sliding", "1", "1s"},
+		{"RL.POLICY", "SET", "a5", "gcra", "5", "1s"},
+		{"RL.POLICY", "SET", "long", "fixed", "1", "1d"},
+		{"RL.POLICY", "SET", "sh", "log", "1", "1s", "SHADOW"},
+		{"RL.POLICY", "SET", "wt", "fixed", "1", "1s"},
+	} {
+		if got := c.do(cmd...); got != "+OK\r\n" {
+			t.Fatalf("%q: %q", cmd, got)
+		}
+	}
+	expired := func() int64 {
+		n, _ := strconv.ParseInt(infoField(c.do("INFO", "stats"), "expired_keys"), 10, 64)
+		return n
+	}
+	steps := []struct {
+		name   string
+		create []string   // makes the keys, which then expire
+		after  [][]string // run once they have expired
+		cmd    []string   // runs on the expired keys
+		reply  string     // prefix of cmd's reply
+		keys   int        // DBSIZE after cmd
+	}{
+		{"stores", []string{"RL.CHECK", "a", "v", "b", "v"}, nil,
+			[]string{"RL.CHECK", "b", "v", "a", "v"}, "*4\r\n:1\r\n", 2},
+		{"denies", []string{"RL.CHECK", "a", "v", "b", "v"}, [][]string{{"RL.CHECK", "long", "v"}},
+			[]string{"RL.CHECK", "a", "v", "long", "v", "b", "v"}, "*4\r\n:0\r\n$4\r\nlong\r\n", 1},
+		{"shadow denies", []string{"RL.CHECK", "sh", "v", "a5", "v"}, nil,
+			[]string{"RL.CHECK", "COST", "2", "sh", "v", "a5", "v"}, "*4\r\n:1\r\n", 1},
+		{"fails", []string{"RL.CHECK", "a", "v", "b", "v"}, [][]string{{"SET", "rl:{v}:wt", "x"}},
+			[]string{"RL.CHECK", "a", "v", "b", "v", "wt", "v"}, "-WRONGTYPE", 1},
+	}
+	for _, st := range steps {
+		c.do("FLUSHALL")
+		if got := c.do(st.create...); !strings.HasPrefix(got, "*4\r\n:1\r\n") {
+			t.Fatalf("%s: %q: %q", st.name, st.create, got)
+		}
+		clk.Advance(time.Hour)
+		for _, cmd := range st.after {
+			c.do(cmd...)
+		}
+		before := expired()
+		if got := c.do(st.cmd...); !strings.HasPrefix(got, st.reply) {
+			t.Fatalf("%s: %q: %q, want %q...", st.name, st.cmd, got, st.reply)
+		}
+		if after := expired(); after != before+2 {
+			t.Fatalf("%s: expired_keys %d -> %d, want two more", st.name, before, after)
+		}
+		if got, want := c.do("DBSIZE"), ":"+strconv.Itoa(st.keys)+"\r\n"; got != want {
+			t.Fatalf("%s: DBSIZE %q, want %q", st.name, got, want)
+		}
+		// Again: the keys removed are not counted twice, and the stored
+		// ones are live.
+		c.do(st.cmd...)
+		if after := expired(); after != before+2 {
+			t.Fatalf("%s: expired_keys %d -> %d after a second check, want %d", st.name, before, after, before+2)
+		}
+	}
+}
