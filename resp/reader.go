@@ -71,7 +71,11 @@ type Reader struct {
 }
 
 // maxLookahead is how many requests lookahead can hold parsed ahead.
-const maxLookahead = 4
+const maxLookahead = MaxLookahead
+
+// MaxLookahead is how many requests Lookahead can hold parsed ahead, and
+// the range of AheadSlot.
+const MaxLookahead = 4
 
 // parsedReq is a complete multibulk request at buf[start:end]; offs holds
 // its arguments' start/end pairs relative to start.
@@ -307,6 +311,12 @@ func (rd *Reader) AheadHint(j int) (uint64, bool) {
 	p := &rd.ahead[(rd.aheadLo+j)%maxLookahead]
 	return p.hint, p.hinted
 }
+
+// AheadSlot returns where the j-th request parsed ahead is held, in
+// [0, MaxLookahead): the same number while it stays ahead, and no other
+// request held ahead at the same time has it, so a caller can keep its own
+// data about the request in an array of MaxLookahead indexed by it.
+func (rd *Reader) AheadSlot(j int) int { return (rd.aheadLo + j) % maxLookahead }
 
 // SetAheadStage attaches a small number to the j-th request parsed ahead,
 // for AheadStage to return while it stays ahead (0 until set).

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -259,6 +260,40 @@ func TestReaderLookahead(t *testing.T) {
 	}
 	if n := rd.Lookahead(2); n != 2 || string(rd.AheadArg(1, 1)) != "c" || rd.AheadArg(0, 2) != nil {
 		t.Fatalf("lookahead(2) = %d, second request's key %q", n, rd.AheadArg(1, 1))
+	}
+}
+
+// TestAheadSlot: the requests held ahead have distinct slots, and each
+// keeps its slot (and its stage) while it moves up the lookahead.
+func TestAheadSlot(t *testing.T) {
+	rd := NewReader(DefaultLimits)
+	var req []byte
+	for i := 0; i < 3*MaxLookahead; i++ {
+		req = AppendRequest(req, []byte("GET"), []byte(strconv.Itoa(i)))
+	}
+	buf, _ := rd.Space()
+	rd.Advance(copy(buf, req))
+	slotOf := map[int]int{} // request -> its slot when first seen ahead
+	for i := 0; i < 3*MaxLookahead; i++ {
+		n := rd.Lookahead(MaxLookahead)
+		seen := map[int]bool{}
+		for j := 0; j < n; j++ {
+			slot := rd.AheadSlot(j)
+			if slot < 0 || slot >= MaxLookahead || seen[slot] {
+				t.Fatalf("request %d, %d ahead: slot %d (seen %v)", i+j, j, slot, seen)
+			}
+			seen[slot] = true
+			key, _ := strconv.Atoi(string(rd.AheadArg(j, 1)))
+			if _, ok := slotOf[key]; !ok {
+				slotOf[key] = slot
+				rd.SetAheadStage(j, uint8(key))
+			} else if got := rd.AheadStage(j); int(got) != key || slot != slotOf[key] {
+				t.Fatalf("request %d, %d ahead: slot %d stage %d", key, j, slot, got)
+			}
+		}
+		if _, ok, _ := rd.Next(false); !ok {
+			t.Fatalf("request %d missing", i)
+		}
 	}
 }
 

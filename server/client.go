@@ -80,9 +80,12 @@ type client struct {
 
 	// ahead holds the arguments and keys of a pipelined request whose
 	// command derives its keys (RL.CHECK), for prefetchDerived; reused.
+	// hashes[AheadSlot(j)] are the hashes of the keys request j derives,
+	// kept from its slot stage for its record stage.
 	ahead struct {
 		args, keys [][]byte
 		buf        []byte
+		hashes     [resp.MaxLookahead][]uint64
 	}
 
 	logUpto int64 // durability position the pending replies depend on
@@ -414,12 +417,12 @@ func (c *client) prefetchAhead() {
 		c.rd.SetAheadHint(j, h)
 		return h, true
 	}
-	if n == 3 && !c.prefetchDerived(2, false) {
+	if n == 3 && !c.prefetchDerived(2, stageDerivedSlot) {
 		if h, ok := hashOf(2); ok {
 			db.PrefetchSlot(h)
 		}
 	}
-	if n >= 2 && !c.prefetchDerived(1, true) {
+	if n >= 2 && !c.prefetchDerived(1, stageDerived) {
 		if h, ok := hashOf(1); ok {
 			stage := stageRecord
 			if db.PrefetchRecord(h) {
@@ -430,10 +433,15 @@ func (c *client) prefetchAhead() {
 	}
 	switch c.rd.AheadStage(0) {
 	case stageRecord, stageDerived:
+	case stageDerivedSlot: // its slots were warmed, not yet its records
+		c.prefetchDerived(0, stageDerived)
 	case stageObject:
 		h, _ := c.rd.AheadHint(0)
 		db.PrefetchValue(h)
 	default: // not seen a request ago: its record now
+		if c.prefetchDerived(0, stageDerived) {
+			break
+		}
 		if h, ok := hashOf(0); ok {
 			db.PrefetchRecord(h)
 		}
@@ -458,24 +466,38 @@ const (
 	stageRecord  uint8 = 1 // its record is on its way
 	stageObject  uint8 = 2 // likewise, and it is a collection: its data next
 	stageDerived uint8 = 3 // the records of the keys its command derives are on their way
+	// the slots of the keys its command derives are on their way, their
+	// hashes in client.ahead.hashes
+	stageDerivedSlot uint8 = 4
 )
 
 // prefetchDerived warms the keys of request j of the lookahead when its
 // command derives them from its arguments (Command.DeriveKeys: RL.CHECK's
 // rl:{value}:rule keys, which are not among the arguments the generic
-// stages look at): their slots, or their records when record is set. It
-// reports whether the request is such a command. The common path costs one
+// stages look at): their slots at stage stageDerivedSlot, their records at
+// stageDerived. It reports whether the request is such a command. The keys
+// are derived and hashed once, at the first stage the request reaches; the
+// hashes wait in c.ahead.hashes for the next. The common path costs one
 // byte compare: only names starting with 'r' are looked up.
-func (c *client) prefetchDerived(j int, record bool) bool {
+func (c *client) prefetchDerived(j int, stage uint8) bool {
 	name := c.rd.AheadArg(j, 0)
 	if len(name) == 0 || name[0]|0x20 != 'r' {
 		return false
+	}
+	db := c.s.dbs[c.db]
+	a := &c.ahead
+	slot := c.rd.AheadSlot(j)
+	if stage == stageDerived && c.rd.AheadStage(j) == stageDerivedSlot {
+		for _, h := range a.hashes[slot] {
+			db.PrefetchRecord(h)
+		}
+		c.rd.SetAheadStage(j, stageDerived)
+		return true
 	}
 	cmd := c.lookupCommand(name)
 	if cmd == nil || cmd.DeriveKeys == nil {
 		return false
 	}
-	a := &c.ahead
 	a.args = a.args[:0]
 	for i := 0; ; i++ {
 		arg := c.rd.AheadArg(j, i)
@@ -485,17 +507,18 @@ func (c *client) prefetchDerived(j int, record bool) bool {
 		a.args = append(a.args, arg)
 	}
 	a.buf, a.keys = cmd.DeriveKeys(a.args, a.buf[:0], a.keys[:0])
-	db := c.s.dbs[c.db]
+	hashes := a.hashes[slot][:0]
 	for _, k := range a.keys {
-		if h := db.Hash(k); record {
+		h := db.Hash(k)
+		hashes = append(hashes, h)
+		if stage == stageDerived {
 			db.PrefetchRecord(h)
 		} else {
 			db.PrefetchSlot(h)
 		}
 	}
-	if record {
-		c.rd.SetAheadStage(j, stageDerived)
-	}
+	a.hashes[slot] = hashes
+	c.rd.SetAheadStage(j, stage)
 	return true
 }
 
