@@ -76,6 +76,24 @@ func luaTonumber(L *lua.LState) int {
 
 // parseNumber converts a string as Lua 5.1 does: decimal (with exponent)
 // or hexadecimal after 0x, surrounded by optional white space.
+// shortDecimal reads s when it is 1 to 15 decimal digits and nothing else
+// (the arguments limiter scripts pass, mostly): its value is below 10^15,
+// so float64(n) is the number exactly, as strconv.ParseFloat would read it.
+func shortDecimal(s string) (int64, bool) {
+	if len(s) == 0 || len(s) > 15 {
+		return 0, false
+	}
+	var n int64
+	for i := 0; i < len(s); i++ {
+		c := s[i] - '0'
+		if c > 9 {
+			return 0, false
+		}
+		n = n*10 + int64(c)
+	}
+	return n, true
+}
+
 func parseNumber(s string) (float64, bool) {
 	s = trimSpace(s)
 	if s == "" {
@@ -90,6 +108,13 @@ func parseNumber(s string) (float64, bool) {
 		if err != nil {
 			return 0, false
 		}
+		f := float64(n)
+		if neg {
+			f = -f
+		}
+		return f, true
+	}
+	if n, ok := shortDecimal(body); ok { // exact: below 2^53
 		f := float64(n)
 		if neg {
 			f = -f

@@ -4,6 +4,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"strconv"
+	"strings"
 	"testing"
 )
 
@@ -85,4 +86,33 @@ func FuzzAppendGFast(f *testing.F) {
 		f.Add(v)
 	}
 	f.Fuzz(func(t *testing.T, v float64) { checkGFast(t, v) })
+}
+
+// FuzzParseNumber: parseNumber's short-decimal path reads exactly what
+// strconv.ParseFloat reads, signs and leading zeros included, and takes
+// only strings of 1 to 15 digits after an optional sign.
+func FuzzParseNumber(f *testing.F) {
+	for _, s := range []string{"0", "-0", "+7", "007", "100", " 42 ", "999999999999999", "1000000000000000",
+		"-", "", "1e3", "0x10", "1.5", "12a", "-123456789012345"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		got, ok := parseNumber(s)
+		body := trimSpace(s)
+		if body != "" && (body[0] == '-' || body[0] == '+') {
+			body = body[1:]
+		}
+		n, short := shortDecimal(body)
+		digits := body != "" && len(body) <= 15 && strings.Trim(body, "0123456789") == ""
+		if short != digits {
+			t.Fatalf("shortDecimal(%q) = %d, %v; digits only: %v", body, n, short, digits)
+		}
+		if !short {
+			return
+		}
+		want, err := strconv.ParseFloat(trimSpace(s), 64)
+		if !ok || err != nil || math.Float64bits(got) != math.Float64bits(want) {
+			t.Fatalf("parseNumber(%q) = %v, %v; ParseFloat: %v, %v", s, got, ok, want, err)
+		}
+	})
 }
