@@ -1,6 +1,7 @@
 package server
 
 import (
+	"bytes"
 	"strconv"
 
 	"github.com/turnstile/turnstile/resp"
@@ -67,7 +68,8 @@ func (h *nativeHost) Get(key []byte) (script.Reply, bool) {
 	y := &h.ctx
 	h.args[0], h.args[1] = nativeGET, key
 	y.init(h.s, h.c, cmd, h.args[:2], h.ex)
-	e, found := y.get(key)
+	e, ref, found := y.lookup(key)
+	h.got, h.gotDB, h.gotOK = ref, h.c.db, found
 	var r script.Reply
 	failed := false
 	switch {
@@ -138,12 +140,17 @@ func (h *nativeHost) setExpiring(cmd *Command, args [][]byte, key, value, second
 		return script.Reply{}, false
 	}
 	s := h.s
-	// Call's refusals, in its order.
+	// The key a GET of this run found, if it still holds its slot: live
+	// (found at this run's one now), so the SET adds no key, and its
+	// lookup would find it there, touched already by the GET.
+	ref, held := h.got, h.gotOK && h.gotDB == h.c.db && bytes.Equal(h.got.Key(), key) && h.got.Holds()
+	h.gotOK = false
+	// Call's refusals, in its order (a SET of a present key adds none).
 	e := s.diskRefusal(cmd)
 	if e == "" {
 		e = s.scriptOOM(cmd, h.ex.wrote)
 	}
-	if e == "" {
+	if e == "" && !held {
 		e = h.addsKeysError(cmd, args)
 	}
 	if e != "" {
@@ -154,7 +161,9 @@ func (h *nativeHost) setExpiring(cmd *Command, args [][]byte, key, value, second
 	// (here through the lookup's Ref: the same entry, no second probe).
 	y := &h.ctx
 	y.init(s, h.c, cmd, args, h.ex)
-	_, ref, _ := y.lookup(key)
+	if !held {
+		_, ref, _ = y.lookup(key)
+	}
 	y.set(ref, key, shards.BytesEntry(value, exp))
 	s.stats.record(cmd, 0, false)
 	return script.Reply{Type: '+', Str: okReply}, true

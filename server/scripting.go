@@ -12,6 +12,7 @@ import (
 	"github.com/turnstile/turnstile/command"
 	"github.com/turnstile/turnstile/resp"
 	"github.com/turnstile/turnstile/script"
+	"github.com/turnstile/turnstile/shards"
 )
 
 // scripting is the server's side of Lua scripting (package script).
@@ -91,6 +92,12 @@ type nativeHost struct {
 	rows  nativeRows
 	args  [5][]byte // a direct call's command line, for its Ctx and checks
 	num   []byte    // a direct GET's integer value, formatted
+	// got is where the last direct GET of this run found its key (in
+	// database gotDB), for a SET of the same key to store through without
+	// a second lookup while the Ref still holds the key (setExpiring).
+	got   shards.Ref
+	gotDB int
+	gotOK bool
 }
 
 // newRun prepares the host for a native run in execution ex.
@@ -99,6 +106,7 @@ func (h *nativeHost) newRun(ex *execution) {
 		h.arena = h.arena[:0]
 	}
 	h.ex = ex
+	h.gotOK = false
 }
 
 func (h *nativeHost) Number(f float64) []byte {

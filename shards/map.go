@@ -1,6 +1,7 @@
 package shards
 
 import (
+	"bytes"
 	"errors"
 	"math/bits"
 	"sync"
@@ -182,6 +183,27 @@ func (r Ref) Refind() Ref {
 	r.expired = r.expired && r.i >= 0
 	return r
 }
+
+// Holds reports, without hashing or probing, whether r's slot still holds
+// r's key, so that r is still valid: a Ref to a present key stays usable
+// through changes to its shard that did not move the key. It is false for
+// a Ref to an absent key (Lookup or Refind then locates it), and for one
+// holding an expired key left in place. It says nothing of the key's
+// expiry. Requires r's shard locked.
+func (r Ref) Holds() bool {
+	t := &r.s.t
+	if r.i < 0 || r.expired || r.i >= len(t.slots) {
+		return false
+	}
+	if m := t.slots[r.i].meta; m == 0 || m&^0xff != r.tag<<tagShift {
+		return false
+	}
+	k, _, _ := t.keyAt(r.i)
+	return bytes.Equal(k, r.key)
+}
+
+// Key returns the key r locates (the bytes given to the lookup).
+func (r Ref) Key() []byte { return r.key }
 
 // Expired reports whether r holds an expired key LookupForSet left in
 // place, which a Set or Discard through r must follow.

@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -765,5 +766,55 @@ func TestExpireSweepKeepsLiveValues(t *testing.T) {
 		if !ok || string(e.Str) != val(i) {
 			t.Fatalf("key %d: %q, %v; want %q", i, e.Str, ok, val(i))
 		}
+	}
+}
+
+// TestRefHolds: a Ref to a present key holds while its slot keeps the key
+// and not once the key has moved (its table grew) or gone, whatever else
+// happened in the shard; a Ref to an absent key never holds. Whenever it
+// holds, it is current (a Set through it writes the key's slot).
+func TestRefHolds(t *testing.T) {
+	m := New(1)
+	m.Lock(0)
+	defer m.Unlock(0)
+	key := func(i int) []byte { return []byte("key:" + strconv.Itoa(i)) }
+	m.Put(key(0), IntEntry(1, 0))
+	if _, r, _ := m.Lookup([]byte("absent"), 0); r.Holds() {
+		t.Fatal("a Ref to an absent key holds")
+	}
+	_, r, found := m.Lookup(key(0), 0)
+	if !found || !r.Holds() {
+		t.Fatal("a fresh Ref to a present key does not hold")
+	}
+	moved := false
+	for i := 1; i < 5000 && !moved; i++ {
+		m.Put(key(i), IntEntry(int64(i), 0))
+		holds, current := r.Holds(), r.Current()
+		if holds != current {
+			t.Fatalf("after %d more keys: Holds %v, Current %v", i, holds, current)
+		}
+		moved = !holds
+	}
+	if !moved {
+		t.Fatal("the key never moved while the table grew")
+	}
+	_, r, _ = m.Lookup(key(0), 0)
+	m.Set(r, IntEntry(7, 0)) // through a Ref that holds
+	if !r.Holds() {
+		t.Fatal("a Set through the Ref moved the key")
+	}
+	if e, _, _ := m.Lookup(key(0), 0); e.Int != 7 {
+		t.Fatalf("key 0 = %d after the Set, want 7", e.Int)
+	}
+	m.Delete(key(0), 0)
+	if r.Holds() {
+		t.Fatal("a Ref to a deleted key holds")
+	}
+	// An expired key left in place for a Set (LookupForSet).
+	m.Put(key(0), Entry{Kind: KindInt, Int: 1, Exp: 10})
+	if _, r, _ := m.LookupForSet(key(0), 20); r.Holds() {
+		t.Fatal("a Ref to an expired key left in place holds")
+	} else {
+		m.Discard(r)
 	}
 }
