@@ -69,7 +69,7 @@ func (w *Writer) Error(msg string) {
 }
 
 // Int appends an integer reply.
-func (w *Writer) Int(n int64) { w.b = redcon.AppendInt(w.b, n) }
+func (w *Writer) Int(n int64) { w.b = appendLine(w.b, ':', n) }
 
 // Bulk appends a bulk string.
 func (w *Writer) Bulk(b []byte) { w.b = redcon.AppendBulk(w.b, b) }
@@ -103,7 +103,7 @@ func (w *Writer) NullArray() {
 }
 
 // Array appends an array header for n elements.
-func (w *Writer) Array(n int) { w.b = redcon.AppendArray(w.b, n) }
+func (w *Writer) Array(n int) { w.b = appendLine(w.b, '*', int64(n)) }
 
 // Map appends a map header for n key/value pairs (a flat array of 2n
 // elements in RESP2).
@@ -216,11 +216,55 @@ func (w *Writer) Verbatim(s string) {
 	w.BulkString(s)
 }
 
-func appendHeader(b []byte, c byte, n int) []byte {
-	b = append(b, c)
-	b = strconv.AppendInt(b, int64(n), 10)
-	return append(b, '\r', '\n')
+func appendHeader(b []byte, c byte, n int) []byte { return appendLine(b, c, int64(n)) }
+
+// appendLine appends c, n in decimal and CRLF (an integer reply, or an
+// array, map or bulk header): formatted from the end of a small buffer,
+// two digits at a time, and appended at once.
+func appendLine(b []byte, c byte, n int64) []byte {
+	if n >= 0 && n <= 9 {
+		return append(b, c, byte('0'+n), '\r', '\n')
+	}
+	var buf [24]byte // c, sign, 19 digits, CRLF
+	i := len(buf) - 2
+	buf[i], buf[i+1] = '\r', '\n'
+	u := uint64(n)
+	if n < 0 {
+		u = -u
+	}
+	for u >= 100 {
+		d := u % 100 * 2
+		u /= 100
+		i -= 2
+		buf[i], buf[i+1] = digitPairs[d], digitPairs[d+1]
+	}
+	if u >= 10 {
+		i -= 2
+		buf[i], buf[i+1] = digitPairs[u*2], digitPairs[u*2+1]
+	} else {
+		i--
+		buf[i] = byte('0' + u)
+	}
+	if n < 0 {
+		i--
+		buf[i] = '-'
+	}
+	i--
+	buf[i] = c
+	return append(b, buf[i:]...)
 }
+
+// digitPairs holds "00" to "99".
+const digitPairs = "00010203040506070809" +
+	"10111213141516171819" +
+	"20212223242526272829" +
+	"30313233343536373839" +
+	"40414243444546474849" +
+	"50515253545556575859" +
+	"60616263646566676869" +
+	"70717273747576777879" +
+	"80818283848586878889" +
+	"90919293949596979899"
 
 // AppendRequest appends args as a RESP request (an array of bulk strings),
 // the form clients send.
