@@ -78,19 +78,20 @@ func (s *Set) Get(id string) (Rule, bool) {
 	return s.Rules[i], true
 }
 
-// Find returns the rule with the id, given as bytes, without copying the
-// id or the rule. The rule belongs to s: a Set is never changed once
-// made (With and Without make new ones), so the pointer stays valid and
-// the rule the same for as long as the caller holds s.
-func (s *Set) Find(id []byte) (*Rule, bool) {
+// Find returns the rule with the id, given as bytes, and its index in
+// Rules, without copying the id or the rule. The rule belongs to s: a Set
+// is never changed once made (With and Without make new ones), so the
+// pointer stays valid and the rule the same for as long as the caller
+// holds s.
+func (s *Set) Find(id []byte) (*Rule, int, bool) {
 	if s == nil {
-		return nil, false
+		return nil, -1, false
 	}
 	i, ok := s.byID[string(id)]
 	if !ok {
-		return nil, false
+		return nil, -1, false
 	}
-	return &s.Rules[i], true
+	return &s.Rules[i], i, true
 }
 
 // fileRule is a rule as written: pointers tell a missing field from a zero.

@@ -86,6 +86,7 @@ func rlCheckLocks(args [][]byte, db, _ int, add func(int, []byte)) {
 // rlChecked is one rule's part of a check.
 type rlChecked struct {
 	rule  *policy.Rule // in the policy set the check loaded, which never changes
+	chk   *rlRuleCheck // the rule's algorithm, ratelimit rule and counters
 	key   []byte
 	ref   shards.Ref
 	found bool
@@ -115,7 +116,7 @@ func cmdRLCheck(x *Ctx) {
 		return
 	}
 	keys := x.derivedKeys()
-	set := x.s.rl.set.Load()
+	set := x.s.rl.set.Load() // one load: the rules and their checks agree
 	// The execution's buffer, reused from call to call (each call is done
 	// with it before it returns): every field of a check is set below
 	// before it is read, so nothing needs clearing.
@@ -128,12 +129,12 @@ func cmdRLCheck(x *Ctx) {
 	x.ex.rlChecks = checks
 	for i := range checks {
 		id := pairs[2*i]
-		r, found := set.Find(id)
+		r, ri, found := set.Find(id)
 		if !found {
 			x.w.Error("ERR unknown rule '" + string(id) + "'")
 			return
 		}
-		checks[i].rule, checks[i].key = r, keys[i]
+		checks[i].rule, checks[i].chk, checks[i].key = r, &set.checks[ri], keys[i]
 		for _, prev := range checks[:i] {
 			if string(prev.key) == string(keys[i]) {
 				x.w.Error("ERR rule '" + r.ID + "' is given the same value twice")
@@ -144,13 +145,12 @@ func cmdRLCheck(x *Ctx) {
 	denier, longest := -1, int64(0)
 	for i := range checks {
 		c := &checks[i]
-		algo, rule := rlRuleOf(c.rule)
 		// lookupForSet: an expired key stays in its slot until its state is
 		// stored there or it is discarded below, so no lookup changes a
 		// shard and every Ref stays valid until the stores begin.
 		x.noteHot(c.key)
 		e, ref, found := x.lookupForSet(c.key)
-		if !rlStart(x, e, found, algo, &c.next, c.next.Log.Entries[:0]) {
+		if !rlStart(x, e, found, c.chk.algo, &c.next, c.next.Log.Entries[:0]) {
 			// A live key's error: this key is not expired; the keys before
 			// it may be.
 			for j := range checks[:i] {
@@ -158,7 +158,7 @@ func cmdRLCheck(x *Ctx) {
 			}
 			return
 		}
-		c.next.Rule = rule
+		c.next.Rule = c.chk.rule
 		c.ref, c.found = ref, found
 		c.d = c.next.Apply(x.now, cost)
 		if c.d.Allowed || c.rule.Shadow {
@@ -174,7 +174,7 @@ func cmdRLCheck(x *Ctx) {
 	}
 	for i := range checks {
 		c := &checks[i]
-		stats := x.s.rl.statsOf(c.rule.ID)
+		stats := c.chk.stats
 		switch {
 		case !c.d.Allowed && c.rule.Shadow:
 			stats.shadowDenied.Add(1)
@@ -325,7 +325,7 @@ func cmdRLPolicySet(x *Ctx) {
 }
 
 func cmdRLPolicyDel(x *Ctx) {
-	set, found := x.s.rl.set.Load().Without(string(x.args[2]))
+	set, found := x.s.rl.rules().Without(string(x.args[2]))
 	if !found { // nothing changes: nothing to record
 		x.w.Int(0)
 		return
@@ -338,7 +338,7 @@ func cmdRLPolicyDel(x *Ctx) {
 // cmdRLPolicyGet implements RL.POLICY GET id: the rule and its counters
 // as a map (RESP2: name-value pairs), nil for an unknown id.
 func cmdRLPolicyGet(x *Ctx) {
-	r, ok := x.s.rl.set.Load().Get(string(x.args[2]))
+	r, ok := x.s.rl.rules().Get(string(x.args[2]))
 	if !ok {
 		x.w.Null()
 		return
@@ -373,7 +373,7 @@ func cmdRLPolicyGet(x *Ctx) {
 }
 
 func cmdRLPolicyList(x *Ctx) {
-	rules := x.s.rl.set.Load().Rules
+	rules := x.s.rl.rules().Rules
 	x.w.Array(len(rules))
 	for _, r := range rules {
 		x.w.BulkString(r.ID)

@@ -9,6 +9,7 @@ import (
 	"github.com/turnstile/turnstile/internal/atomicfile"
 	"github.com/turnstile/turnstile/persistence"
 	"github.com/turnstile/turnstile/policy"
+	"github.com/turnstile/turnstile/ratelimit"
 	"github.com/turnstile/turnstile/shards"
 )
 
@@ -49,13 +50,41 @@ import (
 // (admitted, denied, denied in shadow mode) live in stats, by rule id, and
 // survive reloads.
 type rlPolicies struct {
-	set    atomic.Pointer[policy.Set]
+	set    atomic.Pointer[rlRuleSet] // swapped by put
 	path   string      // the --rl-policies file ("": none); fixed at start-up
 	mu     sync.Mutex  // serializes changes of set; guards file and inData
 	file   *policy.Set // the rules last read from the file (nil: none read)
 	inData bool        // the dataset holds a rule set: dumps carry it
 	stats  sync.Map    // rule id -> *ruleStats
 }
+
+// rlRuleSet is a rule set in force, with what RL.CHECK needs of each rule
+// worked out once when the set is put in force: checks[i] is Rules[i]'s.
+type rlRuleSet struct {
+	*policy.Set
+	checks []rlRuleCheck
+}
+
+// rlRuleCheck is a rule's algorithm, its ratelimit rule, and its counters.
+type rlRuleCheck struct {
+	algo  ratelimit.Algo
+	rule  ratelimit.Rule
+	stats *ruleStats
+}
+
+// put puts set in force.
+func (p *rlPolicies) put(set *policy.Set) {
+	rs := &rlRuleSet{Set: set, checks: make([]rlRuleCheck, len(set.Rules))}
+	for i := range set.Rules {
+		r := &set.Rules[i]
+		algo, rule := rlRuleOf(r)
+		rs.checks[i] = rlRuleCheck{algo: algo, rule: rule, stats: p.statsOf(r.ID)}
+	}
+	p.set.Store(rs)
+}
+
+// rules returns the rule set in force.
+func (p *rlPolicies) rules() *policy.Set { return p.set.Load().Set }
 
 // rlPoliciesMeta names the rule set's records in persistence.MetaDB.
 const rlPoliciesMeta = "rl-policies"
@@ -68,7 +97,7 @@ type ruleStats struct {
 // init loads the policy file, if any.
 func (p *rlPolicies) init(path string) error {
 	p.path = path
-	p.set.Store(policy.Empty())
+	p.put(policy.Empty())
 	if path == "" {
 		return nil
 	}
@@ -77,7 +106,7 @@ func (p *rlPolicies) init(path string) error {
 		return err
 	}
 	p.file = set
-	p.set.Store(set)
+	p.put(set)
 	return nil
 }
 
@@ -99,11 +128,11 @@ func (p *rlPolicies) readFile() (*policy.Set, error) {
 func (p *rlPolicies) change(fn func(*policy.Set) (*policy.Set, error)) (*policy.Set, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	set, err := fn(p.set.Load())
+	set, err := fn(p.rules())
 	if err != nil {
 		return nil, err
 	}
-	p.set.Store(set)
+	p.put(set)
 	p.inData = true
 	return set, nil
 }
@@ -127,7 +156,7 @@ func (p *rlPolicies) applyData(value []byte) error {
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.set.Store(set)
+	p.put(set)
 	p.inData = true
 	return nil
 }
@@ -140,7 +169,7 @@ func (p *rlPolicies) dumped() ([]byte, bool) {
 	if !p.inData {
 		return nil, false
 	}
-	return p.set.Load().Encode(), true
+	return p.rules().Encode(), true
 }
 
 // reset forgets the dataset's rule set (a replicated node rebuilding from
@@ -150,9 +179,9 @@ func (p *rlPolicies) reset() {
 	defer p.mu.Unlock()
 	p.inData = false
 	if p.file != nil {
-		p.set.Store(p.file)
+		p.put(p.file)
 	} else {
-		p.set.Store(policy.Empty())
+		p.put(policy.Empty())
 	}
 }
 
@@ -231,7 +260,7 @@ func (s *Server) ReloadPolicies() (int, error) {
 func (s *Server) policiesAfterLoad() error {
 	p := &s.rl
 	p.mu.Lock()
-	file, cur, inData := p.file, p.set.Load(), p.inData
+	file, cur, inData := p.file, p.rules(), p.inData
 	p.mu.Unlock()
 	if file == nil || !inData || cur.Equal(file) {
 		return nil
@@ -250,7 +279,7 @@ func (s *Server) savePolicies() error {
 	}
 	s.rl.mu.Lock()
 	defer s.rl.mu.Unlock()
-	set := s.rl.set.Load()
+	set := s.rl.rules()
 	if err := atomicfile.Write(s.rl.path, append(set.Encode(), '\n'), 0o644); err != nil {
 		return fmt.Errorf("save policies: %w", err)
 	}
