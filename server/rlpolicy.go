@@ -51,11 +51,11 @@ import (
 // survive reloads.
 type rlPolicies struct {
 	set    atomic.Pointer[rlRuleSet] // swapped by put
-	path   string      // the --rl-policies file ("": none); fixed at start-up
-	mu     sync.Mutex  // serializes changes of set; guards file and inData
-	file   *policy.Set // the rules last read from the file (nil: none read)
-	inData bool        // the dataset holds a rule set: dumps carry it
-	stats  sync.Map    // rule id -> *ruleStats
+	path   string                    // the --rl-policies file ("": none); fixed at start-up
+	mu     sync.Mutex                // serializes changes of set; guards file and inData
+	file   *policy.Set               // the rules last read from the file (nil: none read)
+	inData bool                      // the dataset holds a rule set: dumps carry it
+	stats  sync.Map                  // rule id -> *ruleStats
 }
 
 // rlRuleSet is a rule set in force, with what RL.CHECK needs of each rule
