@@ -241,7 +241,9 @@ func rlApplyLog(x *Ctx, ref shards.Ref, key, enc []byte, req rlRequest) (d ratel
 // and done with, before the call returns.
 func rlApply(x *Ctx, key []byte, req rlRequest) (ratelimit.Decision, bool) {
 	x.noteHot(key)
-	e, ref, found := x.lookupForSet(key)
+	var e shards.Entry
+	var ref shards.Ref
+	found := x.lookupForSetInto(key, &e, &ref)
 	if found && req.algo == ratelimit.AlgoLog && !req.peek && e.Kind == shards.KindBytes {
 		if d, ok := rlApplyLog(x, ref, key, e.Bytes(), req); ok {
 			return d, true

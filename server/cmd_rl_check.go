@@ -149,7 +149,8 @@ func cmdRLCheck(x *Ctx) {
 		// stored there or it is discarded below, so no lookup changes a
 		// shard and every Ref stays valid until the stores begin.
 		x.noteHot(c.key)
-		e, ref, found := x.lookupForSet(c.key)
+		var e shards.Entry
+		found := x.lookupForSetInto(c.key, &e, &c.ref)
 		if !rlStart(x, e, found, c.chk.algo, &c.next, c.next.Log.Entries[:0]) {
 			// A live key's error: this key is not expired; the keys before
 			// it may be.
@@ -159,7 +160,7 @@ func cmdRLCheck(x *Ctx) {
 			return
 		}
 		c.next.Rule = c.chk.rule
-		c.ref, c.found = ref, found
+		c.found = found
 		c.d = c.next.Apply(x.now, cost)
 		if c.d.Allowed || c.rule.Shadow {
 			continue

@@ -57,7 +57,9 @@ func cmdThrottle(x *Ctx) {
 	}
 	key := args[1]
 	x.noteHot(key)
-	e, ref, found := x.lookupForSet(key)
+	var e shards.Entry
+	var ref shards.Ref
+	found := x.lookupForSetInto(key, &e, &ref)
 	tat, errText := loadTAT(e, found)
 	if errText != "" {
 		x.w.Error(errText) // only for a live key: nothing to discard

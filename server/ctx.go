@@ -98,6 +98,19 @@ func (x *Ctx) lookupForSet(key []byte) (shards.Entry, shards.Ref, bool) {
 	return e, r, found
 }
 
+// lookupForSetInto is lookupForSet writing the entry and the Ref through
+// e and r (shards.Map.LookupForSetInto).
+func (x *Ctx) lookupForSetInto(key []byte, e *shards.Entry, r *shards.Ref) bool {
+	if lockCheck {
+		x.checkHeld(x.c.db, x.ks.ShardOf(key))
+	}
+	found := x.ks.LookupForSetInto(key, x.now, e, r)
+	if lockCheck && r.Expired() {
+		x.leftExpired++
+	}
+	return found
+}
+
 // discard removes the expired key a lookupForSet left in place, for a
 // handler that does not store key after all.
 func (x *Ctx) discard(r shards.Ref) {

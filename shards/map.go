@@ -234,13 +234,26 @@ func (m *Map) LookupForSet(key []byte, now int64) (Entry, Ref, bool) {
 	return m.lookup(key, now, true)
 }
 
-func (m *Map) lookup(key []byte, now int64, forSet bool) (Entry, Ref, bool) {
+// LookupForSetInto is LookupForSet writing the entry and the Ref through
+// e and r (both overwritten): a caller that keeps them (RL.CHECK keeps
+// one of each per rule) saves copying them on the way.
+func (m *Map) LookupForSetInto(key []byte, now int64, e *Entry, r *Ref) bool {
+	return m.lookupInto(key, now, true, e, r)
+}
+
+func (m *Map) lookup(key []byte, now int64, forSet bool) (e Entry, r Ref, found bool) {
+	found = m.lookupInto(key, now, forSet, &e, &r)
+	return e, r, found
+}
+
+func (m *Map) lookupInto(key []byte, now int64, forSet bool, e *Entry, r *Ref) bool {
 	s, tag := m.locate(key)
-	r := Ref{s: s, key: key, tag: tag, i: s.t.find(key, tag)}
+	*r = Ref{s: s, key: key, tag: tag, i: s.t.find(key, tag)}
 	if r.i < 0 {
-		return Entry{}, r, false
+		*e = Entry{}
+		return false
 	}
-	e := s.t.entry(r.i)
+	*e = s.t.entry(r.i)
 	if e.Exp != 0 && e.Exp <= now {
 		switch {
 		case m.keepExpired.Load():
@@ -253,12 +266,13 @@ func (m *Map) lookup(key []byte, now int64, forSet bool) (Entry, Ref, bool) {
 			m.expired(key)
 			r.i = -1
 		}
-		return Entry{}, r, false
+		*e = Entry{}
+		return false
 	}
 	if m.tracking.Load() != 0 {
 		m.touch(s, r.i, false)
 	}
-	return e, r, true
+	return true
 }
 
 // Discard removes the expired key LookupForSet left in r's slot, for a
