@@ -98,6 +98,15 @@ func (x *Ctx) lookupForSet(key []byte) (shards.Entry, shards.Ref, bool) {
 	return e, r, found
 }
 
+// lookupInto is lookup writing the entry and the Ref through e and r
+// (shards.Map.LookupInto).
+func (x *Ctx) lookupInto(key []byte, e *shards.Entry, r *shards.Ref) bool {
+	if lockCheck {
+		x.checkHeld(x.c.db, x.ks.ShardOf(key))
+	}
+	return x.ks.LookupInto(key, x.now, e, r)
+}
+
 // lookupForSetInto is lookupForSet writing the entry and the Ref through
 // e and r (shards.Map.LookupForSetInto).
 func (x *Ctx) lookupForSetInto(key []byte, e *shards.Entry, r *shards.Ref) bool {

@@ -68,8 +68,9 @@ func (h *nativeHost) Get(key []byte) (script.Reply, bool) {
 	y := &h.ctx
 	h.args[0], h.args[1] = nativeGET, key
 	y.init(h.s, h.c, cmd, h.args[:2], h.ex)
-	e, ref, found := y.lookup(key)
-	h.got, h.gotDB, h.gotOK = ref, h.c.db, found
+	var e shards.Entry
+	found := y.lookupInto(key, &e, &h.got)
+	h.gotDB, h.gotOK = h.c.db, found
 	var r script.Reply
 	failed := false
 	switch {
@@ -162,7 +163,8 @@ func (h *nativeHost) setExpiring(cmd *Command, args [][]byte, key, value, second
 	y := &h.ctx
 	y.init(s, h.c, cmd, args, h.ex)
 	if !held {
-		_, ref, _ = y.lookup(key)
+		var e shards.Entry
+		y.lookupInto(key, &e, &ref)
 	}
 	y.set(ref, key, shards.BytesEntry(value, exp))
 	s.stats.record(cmd, 0, false)

@@ -234,9 +234,15 @@ func (m *Map) LookupForSet(key []byte, now int64) (Entry, Ref, bool) {
 	return m.lookup(key, now, true)
 }
 
+// LookupInto is Lookup writing the entry and the Ref through e and r (both
+// overwritten), which saves copying them back through the caller's calls:
+// a hot path's lookup (CL.THROTTLE's, RL.*'s, the natives').
+func (m *Map) LookupInto(key []byte, now int64, e *Entry, r *Ref) bool {
+	return m.lookupInto(key, now, false, e, r)
+}
+
 // LookupForSetInto is LookupForSet writing the entry and the Ref through
-// e and r (both overwritten): a caller that keeps them (RL.CHECK keeps
-// one of each per rule) saves copying them on the way.
+// e and r, as LookupInto does.
 func (m *Map) LookupForSetInto(key []byte, now int64, e *Entry, r *Ref) bool {
 	return m.lookupInto(key, now, true, e, r)
 }
