@@ -275,7 +275,8 @@ func (x *Ctx) changeRules(fn func(*policy.Set) (*policy.Set, error)) bool {
 		x.w.Error("ERR " + err.Error())
 		return false
 	}
-	x.record(metaEffect(rlPoliciesMeta, set.Encode()))
+	e := metaEffect(rlPoliciesMeta, set.Encode())
+	x.record(&e)
 	return true
 }
 

@@ -99,7 +99,7 @@ func (x *Ctx) changeDB(db int, key []byte, op coll.Op, args [][]byte) (n int64, 
 		panic(fmt.Sprintf("%s on %q: %v", op, key, err))
 	}
 	if changed {
-		x.record(persistence.Effect{Op: persistence.OpField, DB: db, Key: key, Field: op, Args: args})
+		x.record(&persistence.Effect{Op: persistence.OpField, DB: db, Key: key, Field: op, Args: args})
 	}
 	return n, true
 }
@@ -149,7 +149,7 @@ func (x *Ctx) storeValue(key []byte, k shards.Kind, v coll.Value) {
 func (x *Ctx) setExpiry(key []byte, e shards.Entry, exp int64) {
 	e.Exp = exp
 	x.selected(key).Put(key, e)
-	x.record(persistence.Effect{Op: persistence.OpExpire, DB: x.c.db, Key: key, Entry: shards.Entry{Exp: exp}})
+	x.record(&persistence.Effect{Op: persistence.OpExpire, DB: x.c.db, Key: key, Entry: shards.Entry{Exp: exp}})
 }
 
 // logOnly queues e for the durability log, like record, but does not

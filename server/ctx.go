@@ -141,7 +141,7 @@ func (x *Ctx) putDB(db int, key []byte, e shards.Entry) {
 		x.checkOwned(e)
 	}
 	x.keyspace(db, key).Put(key, e)
-	x.record(persistence.Effect{Op: persistence.OpSet, DB: db, Key: key, Entry: e})
+	x.record(&persistence.Effect{Op: persistence.OpSet, DB: db, Key: key, Entry: e})
 }
 
 // owned returns e with its string bytes copied to memory that lives, and
@@ -168,7 +168,7 @@ func (x *Ctx) set(r shards.Ref, key []byte, e shards.Entry) {
 		}
 	}
 	x.selected(key).Set(r, e)
-	x.record(persistence.Effect{Op: persistence.OpSet, DB: x.c.db, Key: key, Entry: e})
+	x.record(&persistence.Effect{Op: persistence.OpSet, DB: x.c.db, Key: key, Entry: e})
 }
 
 // del removes key and reports whether a live key was removed.
@@ -176,7 +176,7 @@ func (x *Ctx) del(key []byte) bool {
 	if !x.selected(key).Delete(key, x.now) {
 		return false // nothing live was there: no effect to log
 	}
-	x.record(persistence.Effect{Op: persistence.OpDel, DB: x.c.db, Key: key})
+	x.record(&persistence.Effect{Op: persistence.OpDel, DB: x.c.db, Key: key})
 	return true
 }
 
@@ -213,7 +213,7 @@ func (x *Ctx) flushDB(db int) {
 	for i := 0; i < m.NumShards(); i++ {
 		m.FlushLocked(i)
 	}
-	x.record(persistence.Effect{Op: persistence.OpFlushDB, DB: db})
+	x.record(&persistence.Effect{Op: persistence.OpFlushDB, DB: db})
 }
 
 // swapDB exchanges the contents of databases a and b: both are flushed,
@@ -275,14 +275,14 @@ func (x *Ctx) dbSize() int64 {
 }
 
 // record queues an effect on the execution, and counts the change.
-func (x *Ctx) record(e persistence.Effect) {
+func (x *Ctx) record(e *persistence.Effect) {
 	x.s.dirty.Add(1)
 	x.ex.wrote = true
 	if x.s.hooks.Load() != 0 && e.DB != persistence.MetaDB { // a client tracks or is blocked: note the change (of a key, not of the server's state)
 		x.noteChange(e.Op, e.DB, e.Key)
 	}
 	if x.s.dur.Load() != nil {
-		x.ex.effects = append(x.ex.effects, e)
+		x.ex.effects = append(x.ex.effects, *e)
 	}
 }
 

@@ -73,7 +73,7 @@ func (x *Ctx) appendString(r shards.Ref, key []byte, e shards.Entry, add []byte)
 }
 
 func (x *Ctx) recordRange(db int, key []byte, off, n int64, data []byte) {
-	x.record(persistence.Effect{Op: persistence.OpRange, DB: db, Key: key, Off: off, Len: n,
+	x.record(&persistence.Effect{Op: persistence.OpRange, DB: db, Key: key, Off: off, Len: n,
 		Entry: shards.Entry{Kind: shards.KindBytes, Str: data}})
 }
 
