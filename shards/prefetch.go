@@ -83,11 +83,27 @@ func (t *table) tagSlot(h uint64) int {
 }
 
 // prefetchRec starts loading slot i's arena record, if it has one, and
-// the value a collection entry points at.
+// the value a collection entry points at. A record with a string value
+// may span cache lines (a rate-limit state of 40 bytes crosses a line
+// boundary more often than not): every line up to its estimated end is
+// loaded, at most maxRecordLines. The slot tells the value's length and
+// whether an expiry is stored, not the key's, which is taken as keyGuess
+// bytes. An integer's record (its key alone, mostly) gets its first line.
 func (t *table) prefetchRec(i int) {
 	sl := &t.slots[i]
 	if sl.meta != 0 && sl.meta&flagOwnRec == 0 && int(sl.off) < len(t.arena) {
-		prefetch(uintptr(unsafe.Pointer(&t.arena[sl.off])))
+		start := uintptr(unsafe.Pointer(&t.arena[sl.off]))
+		prefetch(start)
+		if Kind(sl.meta&kindMask) == KindBytes && sl.num > 0 {
+			size := uintptr(keyGuess) + uintptr(min(sl.num, maxRecordLines*cacheLine))
+			if sl.meta&flagExp != 0 {
+				size += 8
+			}
+			last := min(uintptr(sl.off)+size, uintptr(len(t.arena)-1)) - uintptr(sl.off) + start
+			for p := start&^(cacheLine-1) + cacheLine; p <= last && p < start+maxRecordLines*cacheLine; p += cacheLine {
+				prefetch(p)
+			}
+		}
 	}
 	if isObjectKind(Kind(sl.meta&kindMask)) && sl.num >= 0 && sl.num < int64(len(t.objs)) {
 		// An Object is a pointer: the data word of the interface value
@@ -98,3 +114,9 @@ func (t *table) prefetchRec(i int) {
 		}
 	}
 }
+
+const (
+	cacheLine      = 64
+	maxRecordLines = 4  // the most lines of one record prefetchRec loads
+	keyGuess       = 24 // the key length (and its length's varint) prefetchRec assumes
+)
