@@ -115,7 +115,7 @@ func cmdRLCheck(x *Ctx) {
 		x.w.Error("ERR wrong number of arguments for 'rl.check' command")
 		return
 	}
-	keys := x.derivedKeys()
+	keys, hashes := x.derivedKeys()
 	set := x.s.rl.set.Load() // one load: the rules and their checks agree
 	// The execution's buffer, reused from call to call (each call is done
 	// with it before it returns): every field of a check is set below
@@ -150,7 +150,12 @@ func cmdRLCheck(x *Ctx) {
 		// shard and every Ref stays valid until the stores begin.
 		x.noteHot(c.key)
 		var e shards.Entry
-		found := x.lookupForSetInto(c.key, &e, &c.ref)
+		var found bool
+		if hashes != nil {
+			found = x.lookupForSetIntoHash(c.key, hashes[i], &e, &c.ref)
+		} else {
+			found = x.lookupForSetInto(c.key, &e, &c.ref)
+		}
 		if !rlStart(x, e, found, c.chk.algo, &c.next, c.next.Log.Entries[:0]) {
 			// A live key's error: this key is not expired; the keys before
 			// it may be.

@@ -110,10 +110,19 @@ func (x *Ctx) lookupInto(key []byte, e *shards.Entry, r *shards.Ref) bool {
 // lookupForSetInto is lookupForSet writing the entry and the Ref through
 // e and r (shards.Map.LookupForSetInto).
 func (x *Ctx) lookupForSetInto(key []byte, e *shards.Entry, r *shards.Ref) bool {
+	return x.lookupForSetIntoHash(key, x.ks.Hash(key), e, r)
+}
+
+// lookupForSetIntoHash is lookupForSetInto for a key whose hash in the
+// selected database the caller has (Ctx.derivedKeys).
+func (x *Ctx) lookupForSetIntoHash(key []byte, h uint64, e *shards.Entry, r *shards.Ref) bool {
 	if lockCheck {
+		if h != x.ks.Hash(key) {
+			panic("lockcheck: " + x.cmd.FullName() + " looks a key up by another key's hash")
+		}
 		x.checkHeld(x.c.db, x.ks.ShardOf(key))
 	}
-	found := x.ks.LookupForSetInto(key, x.now, e, r)
+	found := x.ks.LookupForSetIntoHash(key, h, x.now, e, r)
 	if lockCheck && r.Expired() {
 		x.leftExpired++
 	}

@@ -61,6 +61,9 @@ type execution struct {
 	derived    [][]byte
 	derivedBuf []byte
 	derivedFor [][]byte
+	// derivedHashes are the derived keys' hashes in the selected
+	// database, computed for the locks (addDerivedLocks) for the lookups.
+	derivedHashes []uint64
 	// rlEntries is the buffer RL.LIMIT decodes a LOG state's entries
 	// into (rlApply), reused from call to call: each call is done with
 	// them before it returns.
@@ -127,8 +130,12 @@ func (s *Server) addCommandLocks(l *lockSet, cmd *Command, args [][]byte, db int
 func (ex *execution) addDerivedLocks(s *Server, cmd *Command, args [][]byte, db int) {
 	ex.derivedBuf, ex.derived = cmd.DeriveKeys(args, ex.derivedBuf, ex.derived)
 	ex.derivedFor = args
+	m := s.dbs[db]
+	ex.derivedHashes = ex.derivedHashes[:0]
 	for _, k := range ex.derived {
-		ex.locks.add(db, s.dbs[db].ShardOf(k))
+		h := m.Hash(k)
+		ex.derivedHashes = append(ex.derivedHashes, h)
+		ex.locks.add(db, m.ShardOfHash(h))
 	}
 	if cmd.Has(command.AddsKeys) {
 		ex.locks.grow += len(ex.derived)
@@ -137,17 +144,18 @@ func (ex *execution) addDerivedLocks(s *Server, cmd *Command, args [][]byte, db 
 
 // derivedKeys returns the keys the command's row derives from x.args
 // (Command.DeriveKeys): those derived for the locks when the command is
-// the unit's one command (addDerivedLocks), else (inside EXEC or a
-// script) derived now into the execution's buffers. They live until the
-// unit ends.
-func (x *Ctx) derivedKeys() [][]byte {
+// the unit's one command (addDerivedLocks), with their hashes in the
+// selected database, else (inside EXEC or a script) derived now into the
+// execution's buffers, without hashes (nil). They live until the unit
+// ends.
+func (x *Ctx) derivedKeys() (keys [][]byte, hashes []uint64) {
 	ex := x.ex
 	if len(ex.derivedFor) > 0 && len(x.args) > 0 && &ex.derivedFor[0] == &x.args[0] {
-		return ex.derived
+		return ex.derived, ex.derivedHashes
 	}
 	start := len(ex.derived)
 	ex.derivedBuf, ex.derived = x.cmd.DeriveKeys(x.args, ex.derivedBuf, ex.derived)
-	return ex.derived[start:len(ex.derived):len(ex.derived)]
+	return ex.derived[start:len(ex.derived):len(ex.derived)], nil
 }
 
 // addKeyLocks adds the shards of keys in database db (a script's

@@ -238,22 +238,29 @@ func (m *Map) LookupForSet(key []byte, now int64) (Entry, Ref, bool) {
 // overwritten), which saves copying them back through the caller's calls:
 // a hot path's lookup (CL.THROTTLE's, RL.*'s, the natives').
 func (m *Map) LookupInto(key []byte, now int64, e *Entry, r *Ref) bool {
-	return m.lookupInto(key, now, false, e, r)
+	return m.lookupInto(key, m.hash(key), now, false, e, r)
 }
 
 // LookupForSetInto is LookupForSet writing the entry and the Ref through
 // e and r, as LookupInto does.
 func (m *Map) LookupForSetInto(key []byte, now int64, e *Entry, r *Ref) bool {
-	return m.lookupInto(key, now, true, e, r)
+	return m.lookupInto(key, m.hash(key), now, true, e, r)
+}
+
+// LookupForSetIntoHash is LookupForSetInto for a caller that has key's
+// Hash already: h must be m.Hash(key) (a key's lock and its lookup then
+// hash it once).
+func (m *Map) LookupForSetIntoHash(key []byte, h uint64, now int64, e *Entry, r *Ref) bool {
+	return m.lookupInto(key, h, now, true, e, r)
 }
 
 func (m *Map) lookup(key []byte, now int64, forSet bool) (e Entry, r Ref, found bool) {
-	found = m.lookupInto(key, now, forSet, &e, &r)
+	found = m.lookupInto(key, m.hash(key), now, forSet, &e, &r)
 	return e, r, found
 }
 
-func (m *Map) lookupInto(key []byte, now int64, forSet bool, e *Entry, r *Ref) bool {
-	s, tag := m.locate(key)
+func (m *Map) lookupInto(key []byte, h uint64, now int64, forSet bool, e *Entry, r *Ref) bool {
+	s, tag := &m.shards[h&m.mask], tagOf(h)
 	*r = Ref{s: s, key: key, tag: tag, i: s.t.find(key, tag)}
 	if r.i < 0 {
 		*e = Entry{}
