@@ -2,6 +2,8 @@ package resp
 
 import (
 	"math"
+	"math/bits"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -219,40 +221,56 @@ func (w *Writer) Verbatim(s string) {
 func appendHeader(b []byte, c byte, n int) []byte { return appendLine(b, c, int64(n)) }
 
 // appendLine appends c, n in decimal and CRLF (an integer reply, or an
-// array, map or bulk header): formatted from the end of a small buffer,
-// two digits at a time, and appended at once.
+// array, map or bulk header): its length worked out first, then written
+// in place, two digits at a time from the end.
 func appendLine(b []byte, c byte, n int64) []byte {
 	if n >= 0 && n <= 9 {
 		return append(b, c, byte('0'+n), '\r', '\n')
 	}
-	var buf [24]byte // c, sign, 19 digits, CRLF
-	i := len(buf) - 2
-	buf[i], buf[i+1] = '\r', '\n'
 	u := uint64(n)
+	size := 3 // c, CRLF
 	if n < 0 {
 		u = -u
+		size++
 	}
+	size += decimalDigits(u)
+	l := len(b)
+	if cap(b)-l < size {
+		b = slices.Grow(b, size)
+	}
+	b = b[:l+size]
+	b[l] = c
+	if n < 0 {
+		b[l+1] = '-'
+	}
+	i := l + size - 2
+	b[i], b[i+1] = '\r', '\n'
 	for u >= 100 {
 		d := u % 100 * 2
 		u /= 100
 		i -= 2
-		buf[i], buf[i+1] = digitPairs[d], digitPairs[d+1]
+		b[i], b[i+1] = digitPairs[d], digitPairs[d+1]
 	}
 	if u >= 10 {
-		i -= 2
-		buf[i], buf[i+1] = digitPairs[u*2], digitPairs[u*2+1]
+		b[i-2], b[i-1] = digitPairs[u*2], digitPairs[u*2+1]
 	} else {
-		i--
-		buf[i] = byte('0' + u)
+		b[i-1] = byte('0' + u)
 	}
-	if n < 0 {
-		i--
-		buf[i] = '-'
-	}
-	i--
-	buf[i] = c
-	return append(b, buf[i:]...)
+	return b
 }
+
+// decimalDigits is how many decimal digits u has (1 for 0).
+func decimalDigits(u uint64) int {
+	d := (bits.Len64(u) * 1233) >> 12 // about log10(u), maybe one short
+	if d < len(pow10) && u >= pow10[d] {
+		d++
+	}
+	return max(d, 1)
+}
+
+// pow10[i] is 10^i.
+var pow10 = [...]uint64{1, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10,
+	1e11, 1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19}
 
 // digitPairs holds "00" to "99".
 const digitPairs = "00010203040506070809" +
