@@ -120,10 +120,7 @@ func (r Rule) ApplyLog(dst, enc []byte, now, cost int64) (out []byte, d Decision
 		return dst, Decision{}, false
 	}
 	// The entries end at the last byte that is not zero (see logSummed).
-	body := rd.b
-	for len(body) > 0 && body[len(body)-1] == 0 {
-		body = body[:len(body)-1]
-	}
+	body := trimPad(rd.b)
 	cut := now - r.Period
 	// Drop the entries that left the window, up to the first that stays;
 	// body is then the entries after that one.

@@ -164,10 +164,21 @@ func appendHead(dst []byte, algo byte, r Rule) []byte {
 // request, and a state of unchanged length is rewritten in place in the
 // keyspace (no new record, no garbage).
 func padLog(dst []byte, start int) []byte {
-	for (len(dst)-start)%logPad != 0 {
-		dst = append(dst, 0)
+	var zeros [logPad]byte
+	return append(dst, zeros[:(logPad-(len(dst)-start)%logPad)%logPad]...)
+}
+
+// trimPad returns b without its trailing zero bytes (a LOG state's
+// padding: its entries end in a cost of at least 1, whose varint's last
+// byte is not zero), eight at a time while it can.
+func trimPad(b []byte) []byte {
+	for len(b) >= 8 && binary.LittleEndian.Uint64(b[len(b)-8:]) == 0 {
+		b = b[:len(b)-8]
 	}
-	return dst
+	for len(b) > 0 && b[len(b)-1] == 0 {
+		b = b[:len(b)-1]
+	}
+	return b
 }
 
 // reader reads unsigned varints that must fit in a non-negative int64.
