@@ -39,15 +39,23 @@ func scriptingCommands() []*Command {
 	}
 }
 
-// lowerSHA appends sha in lower case (digests are case-insensitive).
+// lowerSHA returns sha in lower case (digests are case-insensitive): sha
+// itself when it has no upper-case letter (as clients send it), else
+// appended to dst in lower case.
 func lowerSHA(dst, sha []byte) []byte {
-	for _, c := range sha {
+	for i, c := range sha {
 		if 'A' <= c && c <= 'Z' {
-			c += 'a' - 'A'
+			dst = append(dst, sha[:i]...)
+			for _, c := range sha[i:] {
+				if 'A' <= c && c <= 'Z' {
+					c += 'a' - 'A'
+				}
+				dst = append(dst, c)
+			}
+			return dst
 		}
-		dst = append(dst, c)
 	}
-	return dst
+	return sha
 }
 
 // scriptKeys names the keys a script declares (numkeys, then the keys):
