@@ -629,3 +629,28 @@ func TestNativeRefusalsMatchLua(t *testing.T) {
 		}
 	}
 }
+
+// TestEvalSHAAnyCaseRunsNatively: a known script's digest sent in upper
+// or mixed case runs its native, as the lower-case one does (the cache
+// itself takes any case, so a miss here would fall back to Lua unseen).
+func TestEvalSHAAnyCaseRunsNatively(t *testing.T) {
+	s, addr, _ := newTestServer(t)
+	c := dialRaw(t, addr)
+	body, err := os.ReadFile("../libtest/testdata/scripts/redis_rate-allowN.lua")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sha := scriptSHA(body)
+	if got := c.do("SCRIPT", "LOAD", string(body)); got != "$40\r\n"+sha+"\r\n" {
+		t.Fatalf("SCRIPT LOAD: %q", got)
+	}
+	for i, digest := range []string{sha, strings.ToUpper(sha), strings.ToUpper(sha[:20]) + sha[20:]} {
+		before := s.nativeRunCount()
+		if got := c.do("EVALSHA", digest, "1", "k", "10", "1", "1", "1"); !strings.HasPrefix(got, "*4\r\n:1\r\n") {
+			t.Fatalf("EVALSHA %s: %q", digest, got)
+		}
+		if n := s.nativeRunCount(); n != before+1 {
+			t.Fatalf("EVALSHA %d (%s): native runs %d -> %d, want one more", i, digest, before, n)
+		}
+	}
+}
