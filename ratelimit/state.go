@@ -164,8 +164,7 @@ func appendHead(dst []byte, algo byte, r Rule) []byte {
 // request, and a state of unchanged length is rewritten in place in the
 // keyspace (no new record, no garbage).
 func padLog(dst []byte, start int) []byte {
-	var zeros [logPad]byte
-	return append(dst, zeros[:(logPad-(len(dst)-start)%logPad)%logPad]...)
+	return append(dst, make([]byte, (logPad-(len(dst)-start)%logPad)%logPad)...)
 }
 
 // trimPad returns b without its trailing zero bytes (a LOG state's
