@@ -104,13 +104,26 @@ func (x *Ctx) lookupInto(key []byte, e *shards.Entry, r *shards.Ref) bool {
 	if lockCheck {
 		x.checkHeld(x.c.db, x.ks.ShardOf(key))
 	}
-	return x.ks.LookupInto(key, x.now, e, r)
+	return x.ks.LookupIntoHash(key, x.hashOf(key), x.now, e, r)
 }
 
 // lookupForSetInto is lookupForSet writing the entry and the Ref through
 // e and r (shards.Map.LookupForSetInto).
 func (x *Ctx) lookupForSetInto(key []byte, e *shards.Entry, r *shards.Ref) bool {
-	return x.lookupForSetIntoHash(key, x.ks.Hash(key), e, r)
+	return x.lookupForSetIntoHash(key, x.hashOf(key), e, r)
+}
+
+// hashOf is key's hash in the selected database: the one its lock was
+// worked out from when key is that argument itself (lockSet.hashed),
+// else computed.
+func (x *Ctx) hashOf(key []byte) uint64 {
+	if hk := &x.ex.locks.hashed; len(key) > 0 && &key[0] == hk.p && len(key) == hk.n && hk.db == x.c.db {
+		if lockCheck && hk.h != x.ks.Hash(key) {
+			panic("lockcheck: " + x.cmd.FullName() + ": the remembered hash of a key is not its hash")
+		}
+		return hk.h
+	}
+	return x.ks.Hash(key)
 }
 
 // lookupForSetIntoHash is lookupForSetInto for a key whose hash in the

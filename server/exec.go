@@ -89,6 +89,26 @@ type lockSet struct {
 	items []lockItem
 	all   bool // every shard of every database
 	grow  int  // keys the unit may create (see roomForNew)
+	// hashed is the last key whose hash the locks were worked out from
+	// on the hot paths (a command's one key, a script's first declared
+	// key), for the lookups of the same argument (Ctx.hashOf).
+	hashed keyHash
+}
+
+// keyHash is a key's hash in database db, remembered by the address and
+// length of the key's bytes: the request's argument, which does not
+// change while its unit runs.
+type keyHash struct {
+	p     *byte
+	n, db int
+	h     uint64
+}
+
+// remember notes that key (non-empty) in database db hashes to h.
+func (l *lockSet) remember(db int, key []byte, h uint64) {
+	if len(key) > 0 {
+		l.hashed = keyHash{p: &key[0], n: len(key), db: db, h: h}
+	}
 }
 
 type lockItem struct{ db, shard int }
@@ -108,7 +128,10 @@ func (s *Server) addCommandLocks(l *lockSet, cmd *Command, args [][]byte, db int
 	if cmd.Locks != nil {
 		cmd.Locks(args, db, len(s.dbs), func(d int, key []byte) { l.add(d, s.dbs[d].ShardOf(key)) })
 	} else if k := cmd.FirstKey; k > 0 && k == cmd.LastKey && k < len(args) { // the hot path: one key
-		l.add(db, s.dbs[db].ShardOf(args[k]))
+		m := s.dbs[db]
+		h := m.Hash(args[k])
+		l.add(db, m.ShardOfHash(h))
+		l.remember(db, args[k], h)
 	} else { // no closure, no allocation
 		var buf [8]int
 		for _, p := range cmd.KeyPositions(args, buf[:0]) {
@@ -161,8 +184,13 @@ func (x *Ctx) derivedKeys() (keys [][]byte, hashes []uint64) {
 // addKeyLocks adds the shards of keys in database db (a script's
 // declared keys).
 func (s *Server) addKeyLocks(l *lockSet, db int, keys [][]byte) {
-	for _, k := range keys {
-		l.add(db, s.dbs[db].ShardOf(k))
+	m := s.dbs[db]
+	for i, k := range keys {
+		h := m.Hash(k)
+		l.add(db, m.ShardOfHash(h))
+		if i == 0 {
+			l.remember(db, k, h)
+		}
 	}
 }
 

@@ -234,22 +234,16 @@ func (m *Map) LookupForSet(key []byte, now int64) (Entry, Ref, bool) {
 	return m.lookup(key, now, true)
 }
 
-// LookupInto is Lookup writing the entry and the Ref through e and r (both
-// overwritten), which saves copying them back through the caller's calls:
-// a hot path's lookup (CL.THROTTLE's, RL.*'s, the natives').
-func (m *Map) LookupInto(key []byte, now int64, e *Entry, r *Ref) bool {
-	return m.lookupInto(key, m.hash(key), now, false, e, r)
+// LookupIntoHash is Lookup writing the entry and the Ref through e and r
+// (both overwritten), which saves copying them back through the caller's
+// calls (a hot path's lookup: CL.THROTTLE's, RL.*'s, the natives'), for a
+// caller that has key's Hash already (its lock was worked out from it):
+// h must be m.Hash(key).
+func (m *Map) LookupIntoHash(key []byte, h uint64, now int64, e *Entry, r *Ref) bool {
+	return m.lookupInto(key, h, now, false, e, r)
 }
 
-// LookupForSetInto is LookupForSet writing the entry and the Ref through
-// e and r, as LookupInto does.
-func (m *Map) LookupForSetInto(key []byte, now int64, e *Entry, r *Ref) bool {
-	return m.lookupInto(key, m.hash(key), now, true, e, r)
-}
-
-// LookupForSetIntoHash is LookupForSetInto for a caller that has key's
-// Hash already: h must be m.Hash(key) (a key's lock and its lookup then
-// hash it once).
+// LookupForSetIntoHash is LookupIntoHash for LookupForSet.
 func (m *Map) LookupForSetIntoHash(key []byte, h uint64, now int64, e *Entry, r *Ref) bool {
 	return m.lookupInto(key, h, now, true, e, r)
 }

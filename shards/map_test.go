@@ -818,3 +818,43 @@ func TestRefHolds(t *testing.T) {
 		m.Discard(r)
 	}
 }
+
+// TestLookupIntoHash: the lookups that take the key's hash and write
+// through pointers find what Lookup and LookupForSet find, expired keys
+// included, and leave the map as they do.
+func TestLookupIntoHash(t *testing.T) {
+	fill := func() *Map {
+		m := New(1)
+		m.Lock(0)
+		for i := range 200 {
+			m.Put([]byte("k"+strconv.Itoa(i)), IntEntry(int64(i), int64(i%3)*50)) // no expiry, or 50 or 100
+		}
+		return m
+	}
+	for _, forSet := range []bool{false, true} {
+		m1, m2 := fill(), fill()
+		for i := range 210 { // ten absent keys
+			k := []byte("k" + strconv.Itoa(i))
+			var want, e Entry
+			var wantRef, r Ref
+			var wantFound, found bool
+			if forSet {
+				want, wantRef, wantFound = m1.LookupForSet(k, 75)
+				found = m2.LookupForSetIntoHash(k, m2.Hash(k), 75, &e, &r)
+			} else {
+				want, wantRef, wantFound = m1.Lookup(k, 75)
+				found = m2.LookupIntoHash(k, m2.Hash(k), 75, &e, &r)
+			}
+			if found != wantFound || e.Kind != want.Kind || e.Int != want.Int || e.Exp != want.Exp || r.Expired() != wantRef.Expired() {
+				t.Fatalf("forSet %v, key %s: %v %+v (expired %v), want %v %+v (expired %v)", forSet, k, found, e, r.Expired(), wantFound, want, wantRef.Expired())
+			}
+			m1.Discard(wantRef)
+			m2.Discard(r)
+		}
+		if m1.Len() != m2.Len() || m1.Len() != 133 {
+			t.Fatalf("forSet %v: %d and %d keys left, want 133", forSet, m1.Len(), m2.Len())
+		}
+		m1.Unlock(0)
+		m2.Unlock(0)
+	}
+}
