@@ -31,6 +31,15 @@ func (x *Ctx) init(s *Server, c *client, cmd *Command, args [][]byte, ex *execut
 	*x = Ctx{s: s, c: c, cmd: cmd, args: args, now: ex.now, w: &c.w, ex: ex, ks: s.dbs[c.db]}
 }
 
+// retarget points x, set up by init for the execution it still serves, at
+// another command of that execution (a native script's direct calls): the
+// command, its arguments, the selected database and the execution's now
+// are set again; the server, the client, the writer and the execution
+// stay.
+func (x *Ctx) retarget(cmd *Command, args [][]byte) {
+	x.cmd, x.args, x.now, x.ks = cmd, args, x.ex.now, x.s.dbs[x.c.db]
+}
+
 // keyspace returns database db after checking, in lockcheck builds, that
 // the execution holds key's shard. For the selected database, x.ks is the
 // same map, saved for the hot path.

@@ -67,7 +67,7 @@ func (h *nativeHost) Get(key []byte) (script.Reply, bool) {
 	// GET is not DenyOOM and adds no key: nothing refuses it.
 	y := &h.ctx
 	h.args[0], h.args[1] = nativeGET, key
-	y.init(h.s, h.c, cmd, h.args[:2], h.ex)
+	y.retarget(cmd, h.args[:2])
 	var e shards.Entry
 	found := y.lookupInto(key, &e, &h.got)
 	h.gotDB, h.gotOK = h.c.db, found
@@ -100,7 +100,7 @@ func (h *nativeHost) PTTL(key []byte) (script.Reply, bool) {
 	// fail (ttlReply).
 	y := &h.ctx
 	h.args[0], h.args[1] = nativePTTL, key
-	y.init(h.s, h.c, cmd, h.args[:2], h.ex)
+	y.retarget(cmd, h.args[:2])
 	n := int64(-2)
 	if e, found := y.get(key); found {
 		n = -1
@@ -161,7 +161,7 @@ func (h *nativeHost) setExpiring(cmd *Command, args [][]byte, key, value, second
 	// access stamp), then the store; exp lies ahead, so storeString puts
 	// (here through the lookup's Ref: the same entry, no second probe).
 	y := &h.ctx
-	y.init(s, h.c, cmd, args, h.ex)
+	y.retarget(cmd, args)
 	if !held {
 		var e shards.Entry
 		y.lookupInto(key, &e, &ref)

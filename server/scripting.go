@@ -107,6 +107,7 @@ func (h *nativeHost) newRun(ex *execution) {
 	}
 	h.ex = ex
 	h.gotOK = false
+	h.ctx.init(h.s, h.c, nil, nil, ex) // the direct calls' Ctx (retarget)
 }
 
 func (h *nativeHost) Number(f float64) []byte {
