@@ -74,8 +74,6 @@ func luaTonumber(L *lua.LState) int {
 	return 1
 }
 
-// parseNumber converts a string as Lua 5.1 does: decimal (with exponent)
-// or hexadecimal after 0x, surrounded by optional white space.
 // shortDecimal reads s when it is 1 to 15 decimal digits and nothing else
 // (the arguments limiter scripts pass, mostly): its value is below 10^15,
 // so float64(n) is the number exactly, as strconv.ParseFloat would read it.
@@ -94,6 +92,8 @@ func shortDecimal(s string) (int64, bool) {
 	return n, true
 }
 
+// parseNumber converts a string as Lua 5.1 does: decimal (with exponent)
+// or hexadecimal after 0x, surrounded by optional white space.
 func parseNumber(s string) (float64, bool) {
 	s = trimSpace(s)
 	if s == "" {
