@@ -107,8 +107,8 @@ func (x *Ctx) lookupForSet(key []byte) (shards.Entry, shards.Ref, bool) {
 	return e, r, found
 }
 
-// lookupInto is lookup writing the entry and the Ref through e and r
-// (shards.Map.LookupInto).
+// lookupInto is lookup writing the entry and the Ref through e and r, for
+// the hash hashOf gives (shards.Map.LookupIntoHash).
 func (x *Ctx) lookupInto(key []byte, e *shards.Entry, r *shards.Ref) bool {
 	if lockCheck {
 		x.checkHeld(x.c.db, x.ks.ShardOf(key))
@@ -117,7 +117,7 @@ func (x *Ctx) lookupInto(key []byte, e *shards.Entry, r *shards.Ref) bool {
 }
 
 // lookupForSetInto is lookupForSet writing the entry and the Ref through
-// e and r (shards.Map.LookupForSetInto).
+// e and r, for the hash hashOf gives (shards.Map.LookupForSetIntoHash).
 func (x *Ctx) lookupForSetInto(key []byte, e *shards.Entry, r *shards.Ref) bool {
 	return x.lookupForSetIntoHash(key, x.hashOf(key), e, r)
 }
