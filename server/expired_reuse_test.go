@@ -130,3 +130,49 @@ func TestRLCheckOnExpiredKeys(t *testing.T) {
 		}
 	}
 }
+
+// TestKeyHashPerDatabase: a lookup reuses the hash its lock was worked out
+// from (lockSet.hashed) only for the same argument in the same database.
+// The same key name is throttled in databases 0 and 1, one command at a
+// time, pipelined, and inside a transaction that switches databases; each
+// database keeps its own state (lockcheck builds also check every reused
+// hash against the key's).
+func TestKeyHashPerDatabase(t *testing.T) {
+	_, addr, _ := newTestServer(t)
+	c := dialRaw(t, addr)
+	throttle := []string{"CL.THROTTLE", "k", "0", "1", "60"} // one per minute, no burst
+	allowed, limited := "*5\r\n:0\r\n", "*5\r\n:1\r\n"
+	steps := []struct {
+		cmd  []string
+		want string
+	}{
+		{throttle, allowed},
+		{[]string{"SELECT", "1"}, "+OK\r\n"},
+		{throttle, allowed},
+		{throttle, limited},
+		{[]string{"SELECT", "0"}, "+OK\r\n"},
+		{throttle, limited},
+		{[]string{"SELECT", "2"}, "+OK\r\n"},
+	}
+	var pipe strings.Builder
+	for _, st := range steps {
+		pipe.WriteString(encodeCommand(st.cmd...))
+	}
+	c.send(pipe.String())
+	for i, st := range steps {
+		if got := c.readReply(); !strings.HasPrefix(got, st.want) {
+			t.Fatalf("step %d %q: %q, want %q...", i, st.cmd, got, st.want)
+		}
+	}
+	// In database 2, a transaction that throttles k there, then in 3, then
+	// in 2 again.
+	for _, cmd := range [][]string{{"MULTI"}, throttle, {"SELECT", "3"}, throttle, {"SELECT", "2"}, throttle} {
+		c.do(cmd...)
+	}
+	got := c.do("EXEC")
+	want := "*5\r\n" + allowed
+	if !strings.HasPrefix(got, want) || strings.Count(got, allowed) != 2 || strings.Count(got, limited) != 1 ||
+		strings.Index(got, limited) < strings.LastIndex(got, allowed) {
+		t.Fatalf("EXEC: %q: want allowed in 2, allowed in 3, limited in 2", got)
+	}
+}
