@@ -66,12 +66,9 @@ type Reader struct {
 
 	// Requests parsed ahead by lookahead, complete and not yet returned by
 	// next: ahead[i%len(ahead)] for aheadLo <= i < aheadHi.
-	ahead            [maxLookahead]parsedReq
+	ahead            [MaxLookahead]parsedReq
 	aheadLo, aheadHi int
 }
-
-// maxLookahead is how many requests lookahead can hold parsed ahead.
-const maxLookahead = MaxLookahead
 
 // MaxLookahead is how many requests Lookahead can hold parsed ahead, and
 // the range of AheadSlot.
@@ -259,11 +256,11 @@ func (rd *Reader) bulks(data []byte, argc int, offs []int, pos int, unauth bool)
 // deals with those when it reaches them) and applies the stricter limits
 // of an unauthenticated client, so it never does more work than next would.
 func (rd *Reader) Lookahead(k int) int {
-	k = min(k, maxLookahead)
+	k = min(k, MaxLookahead)
 	for rd.aheadHi-rd.aheadLo < k {
 		pos := rd.r
 		if rd.aheadHi > rd.aheadLo {
-			pos = rd.ahead[(rd.aheadHi-1)%maxLookahead].end
+			pos = rd.ahead[(rd.aheadHi-1)%MaxLookahead].end
 		}
 		if rd.argc >= 0 || pos >= rd.w || rd.buf[pos] != '*' {
 			break
@@ -273,7 +270,7 @@ func (rd *Reader) Lookahead(k int) int {
 		if err != nil || end == 0 || n <= 0 {
 			break
 		}
-		p := &rd.ahead[rd.aheadHi%maxLookahead]
+		p := &rd.ahead[rd.aheadHi%MaxLookahead]
 		offs, stop, done, _ := rd.bulks(data, int(n), p.offs[:0], end, true)
 		p.offs = offs
 		if !done {
@@ -291,7 +288,7 @@ func (rd *Reader) AheadArg(j, i int) []byte {
 	if j >= rd.aheadHi-rd.aheadLo {
 		return nil
 	}
-	p := &rd.ahead[(rd.aheadLo+j)%maxLookahead]
+	p := &rd.ahead[(rd.aheadLo+j)%MaxLookahead]
 	if 2*i+1 >= len(p.offs) {
 		return nil
 	}
@@ -301,14 +298,14 @@ func (rd *Reader) AheadArg(j, i int) []byte {
 // setAheadHint attaches h to the j-th request parsed ahead, for aheadHint
 // to return while it stays ahead.
 func (rd *Reader) SetAheadHint(j int, h uint64) {
-	p := &rd.ahead[(rd.aheadLo+j)%maxLookahead]
+	p := &rd.ahead[(rd.aheadLo+j)%MaxLookahead]
 	p.hint, p.hinted = h, true
 }
 
 // aheadHint returns what setAheadHint attached to the j-th request parsed
 // ahead.
 func (rd *Reader) AheadHint(j int) (uint64, bool) {
-	p := &rd.ahead[(rd.aheadLo+j)%maxLookahead]
+	p := &rd.ahead[(rd.aheadLo+j)%MaxLookahead]
 	return p.hint, p.hinted
 }
 
@@ -316,23 +313,23 @@ func (rd *Reader) AheadHint(j int) (uint64, bool) {
 // [0, MaxLookahead): the same number while it stays ahead, and no other
 // request held ahead at the same time has it, so a caller can keep its own
 // data about the request in an array of MaxLookahead indexed by it.
-func (rd *Reader) AheadSlot(j int) int { return (rd.aheadLo + j) % maxLookahead }
+func (rd *Reader) AheadSlot(j int) int { return (rd.aheadLo + j) % MaxLookahead }
 
 // SetAheadStage attaches a small number to the j-th request parsed ahead,
 // for AheadStage to return while it stays ahead (0 until set).
 func (rd *Reader) SetAheadStage(j int, stage uint8) {
-	rd.ahead[(rd.aheadLo+j)%maxLookahead].stage = stage
+	rd.ahead[(rd.aheadLo+j)%MaxLookahead].stage = stage
 }
 
 // AheadStage returns what SetAheadStage attached to the j-th request
 // parsed ahead.
 func (rd *Reader) AheadStage(j int) uint8 {
-	return rd.ahead[(rd.aheadLo+j)%maxLookahead].stage
+	return rd.ahead[(rd.aheadLo+j)%MaxLookahead].stage
 }
 
 // popAhead returns the oldest request parsed ahead as next would.
 func (rd *Reader) popAhead() [][]byte {
-	p := &rd.ahead[rd.aheadLo%maxLookahead]
+	p := &rd.ahead[rd.aheadLo%MaxLookahead]
 	if rd.aheadLo++; rd.aheadLo == rd.aheadHi {
 		rd.aheadLo, rd.aheadHi = 0, 0
 	}

@@ -217,7 +217,7 @@ func FuzzReader(f *testing.F) {
 		if whole != pieces {
 			t.Fatalf("requests differ:\nwhole   %q\nchunked %q", whole, pieces)
 		}
-		ahead, err3 := parseAhead(string(data), int(chunk%16)+1, lim, int(chunk/16)%maxLookahead+1)
+		ahead, err3 := parseAhead(string(data), int(chunk%16)+1, lim, int(chunk/16)%MaxLookahead+1)
 		if (err1 == nil) != (err3 == nil) || (err1 != nil && err1.Error() != err3.Error()) {
 			t.Fatalf("errors differ: whole %v, with lookahead %v", err1, err3)
 		}
@@ -242,7 +242,7 @@ func TestReaderLookahead(t *testing.T) {
 	for _, in := range inputs {
 		whole, err1 := parseAll(in, 0, DefaultLimits)
 		for _, chunk := range []int{0, 1, 7, 30} {
-			for ahead := 1; ahead <= maxLookahead; ahead++ {
+			for ahead := 1; ahead <= MaxLookahead; ahead++ {
 				got, err2 := parseAhead(in, chunk, DefaultLimits, ahead)
 				if got != whole || fmt.Sprint(err1) != fmt.Sprint(err2) {
 					t.Fatalf("input %.60q chunk %d ahead %d:\n got %q, %v\nwant %q, %v", in, chunk, ahead, got, err2, whole, err1)

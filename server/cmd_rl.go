@@ -205,7 +205,7 @@ func rlOpen(x *Ctx, key []byte, algo ratelimit.Algo, st *ratelimit.State, entrie
 }
 
 // rlStart is rlOpen's reading of the looked-up entry e into *st (rlApply
-// looks its key up with lookupForSet, then calls it).
+// looks its key up with lookupForSetInto, then calls it).
 func rlStart(x *Ctx, e shards.Entry, found bool, algo ratelimit.Algo, st *ratelimit.State, entries []ratelimit.Entry) bool {
 	if !rlLoad(x, e, found, st, entries) { // a live key's error: nothing to discard
 		return false

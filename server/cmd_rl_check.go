@@ -145,22 +145,19 @@ func cmdRLCheck(x *Ctx) {
 	denier, longest := -1, int64(0)
 	for i := range checks {
 		c := &checks[i]
-		// lookupForSet: an expired key stays in its slot until its state is
+		// lookupForSetInto: an expired key stays in its slot until its state is
 		// stored there or it is discarded below, so no lookup changes a
 		// shard and every Ref stays valid until the stores begin.
 		x.noteHot(c.key)
 		var e shards.Entry
-		var found bool
-		if hashes != nil {
-			found = x.lookupForSetIntoHash(c.key, hashes[i], &e, &c.ref)
-		} else {
-			found = x.lookupForSetInto(c.key, &e, &c.ref)
-		}
+		found := x.lookupForSetIntoHash(c.key, hashes[i], &e, &c.ref)
 		if !rlStart(x, e, found, c.chk.algo, &c.next, c.next.Log.Entries[:0]) {
 			// A live key's error: this key is not expired; the keys before
 			// it may be.
 			for j := range checks[:i] {
-				x.discard(rlCheckRef(checks[:i], j))
+				if checks[j].ref.Expired() {
+					x.discard(rlCheckRef(checks[:i], j))
+				}
 			}
 			return
 		}

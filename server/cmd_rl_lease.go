@@ -53,7 +53,7 @@ func storeRL(x *Ctx, ref shards.Ref, key []byte, found bool, st *ratelimit.State
 		if found {
 			x.del(key)
 		} else {
-			x.discard(ref) // an expired key left in place (rlApply's lookupForSet)
+			x.discard(ref) // an expired key left in place (rlApply's lookupForSetInto)
 		}
 		return
 	}

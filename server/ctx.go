@@ -21,7 +21,7 @@ type Ctx struct {
 	w    *resp.Writer
 	ex   *execution
 	ks   *shards.Map // the selected database; only this file's methods use it
-	// leftExpired: the expired keys lookupForSet left in place that no set
+	// leftExpired: the expired keys lookupForSetInto left in place that no set
 	// or discard has followed yet (kept and checked after the handler in
 	// lockcheck builds only: run).
 	leftExpired int
@@ -90,23 +90,6 @@ func (x *Ctx) lookup(key []byte) (shards.Entry, shards.Ref, bool) {
 	return x.ks.Lookup(key, x.now)
 }
 
-// lookupForSet is lookup for a handler that stores key through the Ref
-// (set) or calls discard before it changes anything else in key's shard:
-// an expired key stays in its slot for the set to rewrite in place
-// (shards.Map.LookupForSet).
-func (x *Ctx) lookupForSet(key []byte) (shards.Entry, shards.Ref, bool) {
-	if lockCheck {
-		x.checkHeld(x.c.db, x.ks.ShardOf(key))
-	}
-	e, r, found := x.ks.LookupForSet(key, x.now)
-	if lockCheck {
-		if r.Expired() {
-			x.leftExpired++
-		}
-	}
-	return e, r, found
-}
-
 // lookupInto is lookup writing the entry and the Ref through e and r, for
 // the hash hashOf gives (shards.Map.LookupIntoHash).
 func (x *Ctx) lookupInto(key []byte, e *shards.Entry, r *shards.Ref) bool {
@@ -116,8 +99,10 @@ func (x *Ctx) lookupInto(key []byte, e *shards.Entry, r *shards.Ref) bool {
 	return x.ks.LookupIntoHash(key, x.hashOf(key), x.now, e, r)
 }
 
-// lookupForSetInto is lookupForSet writing the entry and the Ref through
-// e and r, for the hash hashOf gives (shards.Map.LookupForSetIntoHash).
+// lookupForSetInto is lookupInto for a handler that stores key through the
+// Ref (set) or calls discard before it changes anything else in key's
+// shard: an expired key stays in its slot for the set to rewrite in place
+// (shards.Map.LookupForSet).
 func (x *Ctx) lookupForSetInto(key []byte, e *shards.Entry, r *shards.Ref) bool {
 	return x.lookupForSetIntoHash(key, x.hashOf(key), e, r)
 }
@@ -136,7 +121,8 @@ func (x *Ctx) hashOf(key []byte) uint64 {
 }
 
 // lookupForSetIntoHash is lookupForSetInto for a key whose hash in the
-// selected database the caller has (Ctx.derivedKeys).
+// selected database the caller has (Ctx.derivedKeys; lockcheck builds
+// verify it).
 func (x *Ctx) lookupForSetIntoHash(key []byte, h uint64, e *shards.Entry, r *shards.Ref) bool {
 	if lockCheck {
 		if h != x.ks.Hash(key) {
@@ -151,7 +137,7 @@ func (x *Ctx) lookupForSetIntoHash(key []byte, h uint64, e *shards.Entry, r *sha
 	return found
 }
 
-// discard removes the expired key a lookupForSet left in place, for a
+// discard removes the expired key a lookupForSetInto left in place, for a
 // handler that does not store key after all.
 func (x *Ctx) discard(r shards.Ref) {
 	if lockCheck && r.Expired() {

@@ -61,8 +61,8 @@ type execution struct {
 	derived    [][]byte
 	derivedBuf []byte
 	derivedFor [][]byte
-	// derivedHashes are the derived keys' hashes in the selected
-	// database, computed for the locks (addDerivedLocks) for the lookups.
+	// derivedHashes[i] is derived[i]'s hash in the database it was
+	// derived for, computed once for its lock and its lookup.
 	derivedHashes []uint64
 	// rlEntries is the buffer RL.LIMIT decodes a LOG state's entries
 	// into (rlApply), reused from call to call: each call is done with
@@ -78,6 +78,7 @@ func (ex *execution) reset(kind execKind, now int64) {
 	ex.kind, ex.now, ex.readsAll, ex.wrote = kind, now, false, false
 	ex.locks = lockSet{items: ex.lockBuf[:0]}
 	ex.derived, ex.derivedBuf, ex.derivedFor = ex.derived[:0], ex.derivedBuf[:0], nil
+	ex.derivedHashes = ex.derivedHashes[:0]
 }
 
 // lockSet is the sorted, de-duplicated set of (database, shard) pairs one
@@ -154,7 +155,6 @@ func (ex *execution) addDerivedLocks(s *Server, cmd *Command, args [][]byte, db 
 	ex.derivedBuf, ex.derived = cmd.DeriveKeys(args, ex.derivedBuf, ex.derived)
 	ex.derivedFor = args
 	m := s.dbs[db]
-	ex.derivedHashes = ex.derivedHashes[:0]
 	for _, k := range ex.derived {
 		h := m.Hash(k)
 		ex.derivedHashes = append(ex.derivedHashes, h)
@@ -166,11 +166,10 @@ func (ex *execution) addDerivedLocks(s *Server, cmd *Command, args [][]byte, db 
 }
 
 // derivedKeys returns the keys the command's row derives from x.args
-// (Command.DeriveKeys): those derived for the locks when the command is
-// the unit's one command (addDerivedLocks), with their hashes in the
-// selected database, else (inside EXEC or a script) derived now into the
-// execution's buffers, without hashes (nil). They live until the unit
-// ends.
+// (Command.DeriveKeys) and their hashes in the selected database: those
+// derived for the locks when the command is the unit's one command
+// (addDerivedLocks), else (inside EXEC or a script) derived and hashed
+// now into the execution's buffers. They live until the unit ends.
 func (x *Ctx) derivedKeys() (keys [][]byte, hashes []uint64) {
 	ex := x.ex
 	if len(ex.derivedFor) > 0 && len(x.args) > 0 && &ex.derivedFor[0] == &x.args[0] {
@@ -178,7 +177,11 @@ func (x *Ctx) derivedKeys() (keys [][]byte, hashes []uint64) {
 	}
 	start := len(ex.derived)
 	ex.derivedBuf, ex.derived = x.cmd.DeriveKeys(x.args, ex.derivedBuf, ex.derived)
-	return ex.derived[start:len(ex.derived):len(ex.derived)], nil
+	for _, k := range ex.derived[start:] {
+		ex.derivedHashes = append(ex.derivedHashes, x.ks.Hash(k))
+	}
+	end := len(ex.derived)
+	return ex.derived[start:end:end], ex.derivedHashes[start:end:end]
 }
 
 // addKeyLocks adds the shards of keys in database db (a script's
@@ -497,7 +500,7 @@ func (s *Server) run(x *Ctx) (failed bool) {
 	}
 	x.cmd.Handler(x)
 	if lockCheck && x.leftExpired != 0 {
-		panic("lockcheck: " + x.cmd.FullName() + " left an expired key in place: a lookupForSet without a set or discard after it")
+		panic("lockcheck: " + x.cmd.FullName() + " left an expired key in place: a lookupForSetInto without a set or discard after it")
 	}
 	if x.c.trackOn && x.cmd.Has(command.Readonly) {
 		s.track.remember(x) // still holding the keys' shards

@@ -153,10 +153,10 @@ func (m *Map) Hash(key []byte) uint64 { return m.hash(key) }
 func (m *Map) ShardOfHash(h uint64) int { return int(h & m.mask) }
 
 // locate hashes key once: its shard (low bits) and its tag (top bits).
-func (m *Map) locate(key []byte) (*shard, uint32) {
-	h := m.hash(key)
-	return &m.shards[h&m.mask], tagOf(h)
-}
+func (m *Map) locate(key []byte) (*shard, uint32) { return m.locateHash(m.hash(key)) }
+
+// locateHash is locate for a key whose hash is h.
+func (m *Map) locateHash(h uint64) (*shard, uint32) { return &m.shards[h&m.mask], tagOf(h) }
 
 // Ref is a key located in its shard by Lookup, so that Set can write it
 // without hashing and probing again. A Ref is valid only until the next
@@ -254,7 +254,7 @@ func (m *Map) lookup(key []byte, now int64, forSet bool) (e Entry, r Ref, found 
 }
 
 func (m *Map) lookupInto(key []byte, h uint64, now int64, forSet bool, e *Entry, r *Ref) bool {
-	s, tag := &m.shards[h&m.mask], tagOf(h)
+	s, tag := m.locateHash(h)
 	*r = Ref{s: s, key: key, tag: tag, i: s.t.find(key, tag)}
 	if r.i < 0 {
 		*e = Entry{}

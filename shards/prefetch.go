@@ -95,12 +95,12 @@ func (t *table) prefetchRec(i int) {
 		start := uintptr(unsafe.Pointer(&t.arena[sl.off]))
 		prefetch(start)
 		if Kind(sl.meta&kindMask) == KindBytes && sl.num > 0 {
-			size := uintptr(keyGuess) + uintptr(min(sl.num, maxRecordLines*cacheLine))
+			size := keyGuess + sl.num // the record's estimated length
 			if sl.meta&flagExp != 0 {
 				size += 8
 			}
-			last := min(uintptr(sl.off)+size, uintptr(len(t.arena)-1)) - uintptr(sl.off) + start
-			for p := start&^(cacheLine-1) + cacheLine; p <= last && p < start+maxRecordLines*cacheLine; p += cacheLine {
+			end := start + uintptr(min(size, int64(len(t.arena))-int64(sl.off), maxRecordLines*cacheLine))
+			for p := start&^(cacheLine-1) + cacheLine; p < end; p += cacheLine {
 				prefetch(p)
 			}
 		}
