@@ -178,7 +178,7 @@ func (x *Ctx) derivedKeys() (keys [][]byte, hashes []uint64) {
 	start := len(ex.derived)
 	ex.derivedBuf, ex.derived = x.cmd.DeriveKeys(x.args, ex.derivedBuf, ex.derived)
 	for _, k := range ex.derived[start:] {
-		ex.derivedHashes = append(ex.derivedHashes, x.ks.Hash(k))
+		ex.derivedHashes = append(ex.derivedHashes, x.hashOf(k))
 	}
 	end := len(ex.derived)
 	return ex.derived[start:end:end], ex.derivedHashes[start:end:end]
