@@ -135,8 +135,8 @@ func cmdRLCheck(x *Ctx) {
 			return
 		}
 		checks[i].rule, checks[i].chk, checks[i].key = r, &set.checks[ri], keys[i]
-		for _, prev := range checks[:i] {
-			if string(prev.key) == string(keys[i]) {
+		for j := range checks[:i] { // by index: a check is a large struct
+			if string(checks[j].key) == string(keys[i]) {
 				x.w.Error("ERR rule '" + r.ID + "' is given the same value twice")
 				return
 			}
@@ -206,8 +206,7 @@ func cmdRLCheck(x *Ctx) {
 	x.w.Array(len(checks))
 	for i := range checks {
 		c := &checks[i]
-		x.w.Array(7)
-		x.w.BulkString(c.rule.ID)
+		x.w.Append(c.chk.replyHead) // *7, then the rule's id
 		x.w.Int(int64(boolInt(c.d.Allowed)))
 		x.w.Int(c.d.Limit)
 		x.w.Int(c.d.Remaining)
@@ -230,6 +229,9 @@ func rlCheckRef(checks []rlChecked, i int) shards.Ref {
 	}
 	return checks[i].ref
 }
+
+// rlCheckRuleFields is how many fields each rule has in RL.CHECK's reply.
+const rlCheckRuleFields = 7
 
 // rlRetryMs is a decision's retry_after_ms: -1 when allowed or never.
 func rlRetryMs(d ratelimit.Decision) int64 {

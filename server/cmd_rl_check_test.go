@@ -317,3 +317,21 @@ func TestRLCheckRulesInOneShard(t *testing.T) {
 		}
 	}
 }
+
+// TestRLCheckReplyRESP3: under RESP3 the reply is the same array, the
+// denier's nil written as RESP3's null; each rule's part (array header
+// and id, kept with the rule set) is the same in both protocols, also
+// for a rule added at run time.
+func TestRLCheckReplyRESP3(t *testing.T) {
+	c, _, _ := newPolicyServer(t)
+	c.do("HELLO", "3")
+	if got := c.do("RL.POLICY", "SET", "api", "FIXED", "10", "1s"); got != "+OK\r\n" {
+		t.Fatalf("RL.POLICY SET: %q", got)
+	}
+	want := "*4\r\n:1\r\n_\r\n:-1\r\n*2\r\n" +
+		"*7\r\n$8\r\nlogin-ip\r\n:1\r\n:5\r\n:4\r\n:-1\r\n"
+	got := c.do("RL.CHECK", "login-ip", "10.0.0.9", "api", "k1")
+	if !strings.HasPrefix(got, want) || !strings.Contains(got, "\r\n*7\r\n$3\r\napi\r\n:1\r\n:10\r\n:9\r\n:-1\r\n") {
+		t.Fatalf("RESP3 RL.CHECK: %q", got)
+	}
+}

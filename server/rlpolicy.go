@@ -10,6 +10,7 @@ import (
 	"github.com/turnstile/turnstile/persistence"
 	"github.com/turnstile/turnstile/policy"
 	"github.com/turnstile/turnstile/ratelimit"
+	"github.com/turnstile/turnstile/resp"
 	"github.com/turnstile/turnstile/shards"
 )
 
@@ -65,11 +66,14 @@ type rlRuleSet struct {
 	checks []rlRuleCheck
 }
 
-// rlRuleCheck is a rule's algorithm, its ratelimit rule, and its counters.
+// rlRuleCheck is a rule's algorithm, its ratelimit rule, its counters, and
+// the start of its part of RL.CHECK's reply: the header of its 7-element
+// array and its id as a bulk string (the same in RESP2 and RESP3).
 type rlRuleCheck struct {
-	algo  ratelimit.Algo
-	rule  ratelimit.Rule
-	stats *ruleStats
+	algo      ratelimit.Algo
+	rule      ratelimit.Rule
+	stats     *ruleStats
+	replyHead []byte
 }
 
 // put puts set in force.
@@ -78,7 +82,10 @@ func (p *rlPolicies) put(set *policy.Set) {
 	for i := range set.Rules {
 		r := &set.Rules[i]
 		algo, rule := rlRuleOf(r)
-		rs.checks[i] = rlRuleCheck{algo: algo, rule: rule, stats: p.statsOf(r.ID)}
+		var head resp.Writer // an array header and a bulk string: alike in RESP2 and RESP3
+		head.Array(rlCheckRuleFields)
+		head.BulkString(r.ID)
+		rs.checks[i] = rlRuleCheck{algo: algo, rule: rule, stats: p.statsOf(r.ID), replyHead: head.Bytes()}
 	}
 	p.set.Store(rs)
 }
