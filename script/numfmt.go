@@ -76,9 +76,11 @@ func appendGFast(dst []byte, f float64, sig int) ([]byte, bool) {
 		dst = append(dst, '-')
 	}
 	var digits [17]byte
-	for i := sig - 1; i >= 0; i-- {
-		digits[i] = byte('0' + q%10)
-		q /= 10
+	if sig > 8 { // two shorter chains of divisions instead of one long one
+		putDigits(digits[sig-8:sig], q%1e8)
+		putDigits(digits[:sig-8], q/1e8)
+	} else {
+		putDigits(digits[:sig], q)
 	}
 	end := sig
 	for end > p && digits[end-1] == '0' {
@@ -95,4 +97,24 @@ func appendGFast(dst []byte, f float64, sig int) ([]byte, bool) {
 		dst = append(dst, digits[p:end]...)
 	}
 	return dst, true
+}
+
+// digitPairs holds "00" to "99", two bytes each.
+const digitPairs = "00010203040506070809101112131415161718192021222324252627282930313233343536373839" +
+	"40414243444546474849505152535455565758596061626364656667686970717273747576777879" +
+	"8081828384858687888990919293949596979899"
+
+// putDigits writes q's last len(d) decimal digits into d, zero-padded on
+// the left, two at a time from the end.
+func putDigits(d []byte, q uint64) {
+	i := len(d)
+	for i >= 2 {
+		r := q % 100 * 2
+		q /= 100
+		i -= 2
+		d[i], d[i+1] = digitPairs[r], digitPairs[r+1]
+	}
+	if i == 1 {
+		d[0] = byte('0' + q%10)
+	}
 }

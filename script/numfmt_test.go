@@ -13,7 +13,7 @@ import (
 func checkGFast(t testing.TB, f float64) bool {
 	t.Helper()
 	took := false
-	for _, sig := range []int{14, 17} {
+	for _, sig := range []int{6, 8, 9, 14, 17} { // 6 and 8: the digits in one piece (putDigits)
 		got, ok := appendGFast([]byte("x"), f, sig)
 		if !ok {
 			if string(got) != "x" {
@@ -115,4 +115,24 @@ func FuzzParseNumber(f *testing.F) {
 			t.Fatalf("parseNumber(%q) = %v, %v; ParseFloat: %v, %v", s, got, ok, want, err)
 		}
 	})
+}
+
+// BenchmarkAppendGFast formats times as redis_rate stores them (%.17g of
+// seconds since 2017 with a fraction) and delays as it replies them
+// (%.14g of a few seconds).
+func BenchmarkAppendGFast(b *testing.B) {
+	for _, c := range []struct {
+		name string
+		f    float64
+		sig  int
+	}{{"tat17", 313123456.80000001, 17}, {"delay14", 9.8999999999, 14}} {
+		b.Run(c.name, func(b *testing.B) {
+			var buf [32]byte
+			for b.Loop() {
+				if _, ok := appendGFast(buf[:0], c.f, c.sig); !ok {
+					b.Fatal("declined")
+				}
+			}
+		})
+	}
 }
