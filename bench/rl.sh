@@ -7,8 +7,8 @@
 #     redis_rate's script (bench/lua/gcra.lua), the others from bench/lua/rl/;
 #   - bytes per key: each algorithm's state (MEMORY USAGE), and LOG with 100
 #     entries against Redis's sorted-set log with 100 members (<= 1/2);
-#   - server CPU per request: utime+stime of the server process
-#     (/proc/PID/stat, fields 14 and 15, in clock ticks) read right before
+#   - server CPU per request: the server's threads' CPU time
+#     (bench/cpu.sh: /proc/PID/task/*/schedstat, in ns) read right before
 #     and after each redis-benchmark run, so that the ratios can be judged
 #     where the one client, not the server, bounds the throughput (a PING
 #     run on Turnstile shows that bound).
@@ -40,17 +40,8 @@ go build -o "$OUT/turnstile" ./cmd/turnstile
 if (($(nproc) >= 2)); then SRV=(taskset -c 0); CLI=(taskset -c 1); PIN="servers on CPU 0, clients on CPU 1"
 else SRV=(); CLI=(); PIN="none (one CPU)"; fi
 
-TCK=$(getconf CLK_TCK)
-# cpu_ticks PID: the process's user plus system CPU time so far, in clock
-# ticks (all its threads). The fields are counted after the command name,
-# which is in parentheses and may hold spaces: field 3 is f[0].
-cpu_ticks() {
-	local s f
-	s=$(<"/proc/$1/stat") || die "no process $1"
-	s=${s##*) }
-	read -r -a f <<<"$s"
-	echo $((f[11] + f[12]))
-}
+# shellcheck source=bench/cpu.sh
+. bench/cpu.sh
 
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 POLICIES=$OUT/rl-policies.json
@@ -106,12 +97,12 @@ for round in $(seq "$ROUNDS"); do
 		IFS='|' read -r name srv cmd <<<"${TESTS[(i + round - 1) % n]}"
 		log "round $round: $name on $srv"
 		redis-cli -p "${PORT[$srv]}" flushall >/dev/null
-		t0=$(cpu_ticks "${PID[$srv]}")
+		t0=$(cpu_ns "${PID[$srv]}")
 		# shellcheck disable=SC2086
 		v=$(timeout "$TMO" "${CLI[@]}" redis-benchmark -p "${PORT[$srv]}" -c 50 -P 16 -r 100000 -n "$N" --csv $cmd 2>/dev/null |
 			awk -F'","' 'NR == 2 { print $2 }') || v=failed
-		t1=$(cpu_ticks "${PID[$srv]}")
-		cpu=$(awk -v d=$((t1 - t0)) -v k="$TCK" 'BEGIN { printf "%.2f", d / k }')
+		t1=$(cpu_ns "${PID[$srv]}")
+		cpu=$(awk -v d=$((t1 - t0)) 'BEGIN { printf "%.6f", d / 1e9 }')
 		echo "$name,$srv,$round,$v,$cpu,$N" >>"$CSV"
 	done
 done
@@ -151,8 +142,8 @@ LOGT=$((tl / 50)) LOGR=$((rl / 50))
 	echo "$(date -u +%Y-%m-%d), $(nproc) CPUs ($(lscpu 2>/dev/null | awk -F: '/Model name/ {gsub(/^ +/, "", $2); print $2; exit}')), Redis $(redis-server --version | awk '{sub(/^v=/, "", $3); print $3}'), pinning: $PIN."
 	echo "Command: \`ROUNDS=$ROUNDS N=$N bench/rl.sh\`. Requests per second, redis-benchmark -c 50 -P 16 -r 100000;"
 	echo "medians of $ROUNDS rounds, order rotating; ratios are medians of per-round ratios (range in brackets)."
-	echo "Server CPU per request: the server process's user + system time during the run (/proc/PID/stat,"
-	echo "clock ticks of 1/$TCK s) divided by the requests."
+	echo "Server CPU per request: the CPU time of the server's threads during the run (bench/cpu.sh:"
+	echo "/proc/PID/task/*/schedstat, in ns) divided by the requests."
 	echo
 	python3 - "$CSV" <<'PY'
 import csv, sys, statistics

@@ -42,7 +42,6 @@ for v in ROUNDS N TMO; do [[ ${!v} =~ ^[1-9][0-9]*$ ]] || die "$v must be a posi
 [[ -z ${PORT_BASE:-} || $PORT_BASE =~ ^[1-9][0-9]*$ ]] || die "PORT_BASE must be a port number"
 command -v redis-server >/dev/null && command -v redis-benchmark >/dev/null ||
 	{ apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq redis-server redis-tools >/dev/null; }
-CLK_TCK=$(getconf CLK_TCK)
 
 mkdir -p "$OUT"
 go build -o "$OUT/turnstile" ./cmd/turnstile
@@ -68,33 +67,32 @@ start() { # start NAME
 stop() { kill "${PID[$1]}" 2>/dev/null || true; wait "${PID[$1]}" 2>/dev/null || true; }
 trap 'for n in "${!PID[@]}"; do stop "$n"; done' EXIT
 
-# cpu_ticks NAME: server NAME's user + system CPU time so far, in clock
-# ticks (fields 14 and 15 of /proc/PID/stat, counted after the command
-# name, which may hold spaces: $12 and $13 once "pid (comm) " is cut).
-cpu_ticks() { sed 's/.*) //' "/proc/${PID[$1]}/stat" | awk '{ print $12 + $13 }'; }
+# shellcheck source=bench/cpu.sh
+. bench/cpu.sh
+cpu_of() { cpu_ns "${PID[$1]}"; }
 
 # bench NAME P REQUESTS ARGS...: one redis-benchmark run on server NAME;
-# prints requests per second, requests, and the server's CPU ticks during
+# prints requests per second, requests, and the server's CPU ns during
 # the run (CSV fields).
 bench() {
 	local s=$1 P=$2 n=$3 before after v
 	shift 3
-	before=$(cpu_ticks "$s")
+	before=$(cpu_of "$s")
 	v=$(timeout "$TMO" "${CLI[@]}" redis-benchmark -p "${PORT[$s]}" -c 50 -P "$P" -r 100000 -n "$n" --csv "$@" 2>/dev/null |
 		awk -F'","' 'NR == 2 { print $2 }') || v=failed
-	after=$(cpu_ticks "$s")
+	after=$(cpu_of "$s")
 	echo "${v:-failed},$n,$((after - before))"
 }
 
 # txbench NAME N TX: one txload run of N transactions TX on server NAME;
-# prints transactions per second, transactions, and the server's CPU ticks
+# prints transactions per second, transactions, and the server's CPU ns
 # during the run (CSV fields).
 txbench() {
 	local s=$1 n=$2 tx=$3 before after v
-	before=$(cpu_ticks "$s")
+	before=$(cpu_of "$s")
 	v=$(timeout "$TMO" "${CLI[@]}" "$OUT/txload" -addr "127.0.0.1:${PORT[$s]}" -c 50 -P 16 -keys 100000 -n "$n" \
 		-prefix "tx:$s:" -tx "$tx" 2>>"$OUT/sc-txload.log") || v=failed
-	after=$(cpu_ticks "$s")
+	after=$(cpu_of "$s")
 	echo "${v:-failed},$n,$((after - before))"
 }
 
@@ -105,7 +103,7 @@ TESTS=(
 )
 
 CSV=$OUT/scripts.csv
-echo "test,pipeline,server,round,value,requests,cpu_ticks" >"$CSV"
+echo "test,pipeline,server,round,value,requests,cpu_ns" >"$CSV"
 for s in tl tn r; do start "$s"; done
 log "pinning: $PIN; tl :${PORT[tl]}, tn :${PORT[tn]}, r :${PORT[r]}"
 declare -A SHA
@@ -155,16 +153,15 @@ done
 	echo "Command: \`ROUNDS=$ROUNDS N=$N bench/scripts.sh\`. EVALSHA requests, redis-benchmark -c 50 -r 100000;"
 	echo "medians of $ROUNDS rounds, order rotating; ratios are medians of the per-round ratios (range in brackets)."
 	echo
-	python3 - "$CSV" "$CLK_TCK" <<'PY'
+	python3 - "$CSV" <<'PY'
 import csv, sys, statistics
 rows = list(csv.DictReader(open(sys.argv[1])))
-tck = float(sys.argv[2])
 rps, cpu, rps_round, cpu_round = {}, {}, {}, {}
 for r in rows:
     try: v = float(r["value"])
     except ValueError: continue
     key, rnd = (r["test"], r["pipeline"], r["server"]), (r["test"], r["pipeline"], r["round"])
-    us = float(r["cpu_ticks"]) / tck * 1e6 / float(r["requests"])  # server CPU microseconds per request
+    us = float(r["cpu_ns"]) / 1e3 / float(r["requests"])  # server CPU microseconds per request
     rps.setdefault(key, []).append(v)
     cpu.setdefault(key, []).append(us)
     rps_round.setdefault(rnd, {})[r["server"]] = v
@@ -197,8 +194,8 @@ print("can send the cheapest command, PING_MBULK (on Turnstile in the same round
 print("A server near that ceiling waits for its client, and the throughput ratio understates how much")
 print("less work it does per request; its CPU time per request does not.")
 print()
-print("Server CPU time per request, microseconds (utime + stime of the server process, /proc/PID/stat,")
-print(f"read right before and after each run, in clock ticks of 1/{tck:.0f} s), and how many times less CPU per")
+print("Server CPU time per request, microseconds (the CPU time of the server's threads, bench/cpu.sh:")
+print("/proc/PID/task/*/schedstat in ns, read right before and after each run), and how many times less CPU per")
 print("request Turnstile spends than Redis (Redis's CPU per request over Turnstile's, per round):")
 print()
 print("| script | -P | Turnstile, Lua | Turnstile, native | Redis | Redis / Lua | Redis / native |")
