@@ -17,6 +17,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/turnstile/turnstile/clock"
+	"github.com/turnstile/turnstile/internal/testport"
 	"github.com/turnstile/turnstile/persistence"
 	"github.com/turnstile/turnstile/server"
 	"github.com/turnstile/turnstile/shards"
@@ -57,14 +58,9 @@ func newTestCluster(t *testing.T) *testCluster {
 	return tc
 }
 
-func freePort(t *testing.T) int {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port
-}
+// freePort is a port for a node to listen on, now and after a restart
+// (internal/testport: not one an outgoing connection can take meanwhile).
+func freePort(t *testing.T) int { return testport.Free(t, "127.0.0.1") }
 
 func testLogger(t *testing.T, id string) *slog.Logger {
 	if os.Getenv("TURNSTILE_CLUSTER_LOG") != "" {

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/turnstile/turnstile/clock"
+	"github.com/turnstile/turnstile/internal/testport"
 	"github.com/turnstile/turnstile/resp"
 )
 
@@ -258,12 +259,7 @@ func startRedis(t *testing.T) string {
 		}
 		t.Skip("redis-server not on PATH; install redis-server to run the differential test")
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	port := ln.Addr().(*net.TCPAddr).Port
-	ln.Close()
+	port := testport.Free(t, "127.0.0.1") // not one a connection can take before the server listens
 	cmd := exec.Command(bin, "--port", strconv.Itoa(port), "--bind", "127.0.0.1",
 		"--save", "", "--appendonly", "no", "--dir", t.TempDir())
 	if err := cmd.Start(); err != nil {

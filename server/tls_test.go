@@ -22,6 +22,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/turnstile/turnstile/internal/testport"
 )
 
 // testPKI is a CA, a server certificate for 127.0.0.1 and localhost and a
@@ -546,12 +548,7 @@ func TestTLSStartupErrors(t *testing.T) {
 // Redis; port 0 without one still picks a free plain port.
 func TestTLSOnly(t *testing.T) {
 	p := newTestPKI(t)
-	free, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	port := free.Addr().(*net.TCPAddr).Port
-	free.Close()
+	port := testport.Free(t, "127.0.0.1") // not one a connection can take before the server listens
 	c := DefaultConfig()
 	c.Port, c.Shards = 0, 16
 	c.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))

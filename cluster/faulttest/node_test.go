@@ -16,6 +16,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/turnstile/turnstile/internal/testport"
 )
 
 // node is one turnstile process: its loopback IP, RESP port, directory and
@@ -184,13 +186,9 @@ func (n *node) crash() string {
 	return c
 }
 
-// freePort returns a port nothing listens on at ip now.
+// freePort returns a port nothing listens on at ip now, which no
+// outgoing connection can take before the node listens (internal/testport).
 func freePort(t testing.TB, ip string) int {
 	t.Helper()
-	ln, err := net.Listen("tcp", net.JoinHostPort(ip, "0"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port
+	return testport.Free(t, ip)
 }

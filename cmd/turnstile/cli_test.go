@@ -16,6 +16,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/turnstile/turnstile/internal/testport"
 	"github.com/turnstile/turnstile/server"
 )
 
@@ -111,14 +112,10 @@ func TestParsePositionalConfigAndMultiWordFlags(t *testing.T) {
 	}
 }
 
+// freePort is a port for a server the test starts (internal/testport).
 func freePort(t *testing.T) int {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port
+	return testport.Free(t, "127.0.0.1")
 }
 
 // debianConf is Debian's stock redis.conf with the lines a test must

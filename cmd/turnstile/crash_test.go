@@ -16,6 +16,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/turnstile/turnstile/internal/testport"
 )
 
 // TestMain lets the test binary double as the server, so the crash test can
@@ -48,12 +50,7 @@ type serverProcess struct {
 
 func startServerProcess(t *testing.T, args ...string) *serverProcess {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	port := ln.Addr().(*net.TCPAddr).Port
-	ln.Close()
+	port := testport.Free(t, "127.0.0.1") // not one a connection can take before the server listens
 	args = append(args, "--port", strconv.Itoa(port), "--loglevel", "warning")
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(), "TURNSTILE_TEST_SERVER=1", "TURNSTILE_TEST_ARGS="+strings.Join(args, "\x1f"))

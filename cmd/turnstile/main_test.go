@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/turnstile/turnstile/clock"
+	"github.com/turnstile/turnstile/internal/testport"
 )
 
 func TestParseConfigFileAndFlags(t *testing.T) {
@@ -51,18 +52,14 @@ func TestParseConfigErrors(t *testing.T) {
 // TestRunServesAndStops starts the real binary's run function on a free
 // port, talks to it, then cancels the context and expects a clean return.
 func TestRunServesAndStops(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	port := ln.Addr().(*net.TCPAddr).Port
-	ln.Close()
+	port := testport.Free(t, "127.0.0.1") // not one a connection can take before the server listens
 	ctx, cancel := context.WithCancel(context.Background())
 	var logs bytes.Buffer
 	done := make(chan error, 1)
 	dir := t.TempDir()
 	go func() { done <- run(ctx, nil, []string{"--port", strconv.Itoa(port), "--dir", dir}, &logs) }()
 	var c net.Conn
+	var err error
 	for i := 0; i < 100; i++ {
 		if c, err = net.Dial("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port))); err == nil {
 			break

@@ -16,6 +16,8 @@ import (
 
 	"github.com/redis/go-redis/v9"
 	lua "github.com/yuin/gopher-lua"
+
+	"github.com/turnstile/turnstile/internal/testport"
 )
 
 // The differential test runs each Lua expression of diffCases as
@@ -230,12 +232,7 @@ func startRedis(t *testing.T) string {
 		}
 		t.Skip("redis-server not on PATH; install redis-server to run the differential test")
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	port := ln.Addr().(*net.TCPAddr).Port
-	ln.Close()
+	port := testport.Free(t, "127.0.0.1") // not one a connection can take before the server listens
 	cmd := exec.Command(bin, "--port", strconv.Itoa(port), "--bind", "127.0.0.1",
 		"--save", "", "--appendonly", "no", "--dir", t.TempDir())
 	if err := cmd.Start(); err != nil {
