@@ -233,7 +233,8 @@ func appendLine(b []byte, c byte, n int64) []byte {
 		u = -u
 		size++
 	}
-	size += decimalDigits(u)
+	digits := decimalDigits(u)
+	size += digits
 	l := len(b)
 	if cap(b)-l < size {
 		b = slices.Grow(b, size)
@@ -245,18 +246,23 @@ func appendLine(b []byte, c byte, n int64) []byte {
 	}
 	i := l + size - 2
 	b[i], b[i+1] = '\r', '\n'
-	for u >= 100 {
-		d := u % 100 * 2
-		u /= 100
-		i -= 2
-		b[i], b[i+1] = digitPairs[d], digitPairs[d+1]
-	}
-	if u >= 10 {
-		b[i-2], b[i-1] = digitPairs[u*2], digitPairs[u*2+1]
-	} else {
-		b[i-1] = byte('0' + u)
-	}
+	PutDigits(b[i-digits:i], u)
 	return b
+}
+
+// PutDigits writes the last len(d) decimal digits of q into d, padded
+// with zeros on the left, two at a time from the end (it inlines).
+func PutDigits(d []byte, q uint64) {
+	i := len(d)
+	for i >= 2 {
+		r := q % 100 * 2
+		q /= 100
+		i -= 2
+		d[i], d[i+1] = digitPairs[r], digitPairs[r+1]
+	}
+	if i == 1 {
+		d[0] = byte('0' + q%10)
+	}
 }
 
 // decimalDigits is how many decimal digits u has (1 for 0).

@@ -4,6 +4,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"strconv"
+	"strings"
 	"testing"
 )
 
@@ -27,5 +28,25 @@ func TestAppendLine(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
 	for i := 0; i < 100000; i++ {
 		check(int64(rng.Uint64()) >> rng.IntN(64))
+	}
+}
+
+// PutDigits writes a number's last digits at any width, zero-padded,
+// as %0*d would show them (cut to the width).
+func TestPutDigits(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 11))
+	for range 10000 {
+		q := rng.Uint64() >> rng.IntN(64)
+		width := rng.IntN(21)
+		d := make([]byte, width)
+		PutDigits(d, q)
+		want := strconv.FormatUint(q, 10)
+		if len(want) < width {
+			want = strings.Repeat("0", width-len(want)) + want
+		}
+		want = want[len(want)-width:]
+		if string(d) != want {
+			t.Fatalf("PutDigits(%d wide, %d) = %q, want %q", width, q, d, want)
+		}
 	}
 }

@@ -3,6 +3,8 @@ package script
 import (
 	"math"
 	"math/bits"
+
+	"github.com/turnstile/turnstile/resp"
 )
 
 // A fast, exact path for C's "%.<sig>g" of the numbers limiter scripts
@@ -77,10 +79,10 @@ func appendGFast(dst []byte, f float64, sig int) ([]byte, bool) {
 	}
 	var digits [17]byte
 	if sig > 8 { // two shorter chains of divisions instead of one long one
-		putDigits(digits[sig-8:sig], q%1e8)
-		putDigits(digits[:sig-8], q/1e8)
+		resp.PutDigits(digits[sig-8:sig], q%1e8)
+		resp.PutDigits(digits[:sig-8], q/1e8)
 	} else {
-		putDigits(digits[:sig], q)
+		resp.PutDigits(digits[:sig], q)
 	}
 	end := sig
 	for end > p && digits[end-1] == '0' {
@@ -97,24 +99,4 @@ func appendGFast(dst []byte, f float64, sig int) ([]byte, bool) {
 		dst = append(dst, digits[p:end]...)
 	}
 	return dst, true
-}
-
-// digitPairs holds "00" to "99", two bytes each.
-const digitPairs = "00010203040506070809101112131415161718192021222324252627282930313233343536373839" +
-	"40414243444546474849505152535455565758596061626364656667686970717273747576777879" +
-	"8081828384858687888990919293949596979899"
-
-// putDigits writes q's last len(d) decimal digits into d, zero-padded on
-// the left, two at a time from the end.
-func putDigits(d []byte, q uint64) {
-	i := len(d)
-	for i >= 2 {
-		r := q % 100 * 2
-		q /= 100
-		i -= 2
-		d[i], d[i+1] = digitPairs[r], digitPairs[r+1]
-	}
-	if i == 1 {
-		d[0] = byte('0' + q%10)
-	}
 }

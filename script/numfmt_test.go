@@ -13,7 +13,7 @@ import (
 func checkGFast(t testing.TB, f float64) bool {
 	t.Helper()
 	took := false
-	for _, sig := range []int{6, 8, 9, 14, 17} { // 6 and 8: the digits in one piece (putDigits)
+	for _, sig := range []int{6, 8, 9, 14, 17} { // 6 and 8: the digits in one piece
 		got, ok := appendGFast([]byte("x"), f, sig)
 		if !ok {
 			if string(got) != "x" {
