@@ -121,6 +121,12 @@ func parseNumber(s string) (float64, bool) {
 		}
 		return f, true
 	}
+	if f, ok := parseDecimal(body); ok { // exact: a time as a script stored it
+		if neg {
+			f = -f
+		}
+		return f, true
+	}
 	for i := 0; i < len(body); i++ { // only digits, '.', exponent: no "inf", "nan", "_"
 		c := body[i]
 		if !(c >= '0' && c <= '9' || c == '.' || c == 'e' || c == 'E' || c == '+' || c == '-') {

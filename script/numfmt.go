@@ -100,3 +100,80 @@ func appendGFast(dst []byte, f float64, sig int) ([]byte, bool) {
 	}
 	return dst, true
 }
+
+// pow10f holds 10^0 ... 10^19, each exact as a float64, and inv10f their
+// inverses, rounded (parseDecimal).
+var (
+	pow10f = [...]float64{1, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10,
+		1e11, 1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19}
+	inv10f = [...]float64{1, 1e-1, 1e-2, 1e-3, 1e-4, 1e-5, 1e-6, 1e-7, 1e-8, 1e-9, 1e-10,
+		1e-11, 1e-12, 1e-13, 1e-14, 1e-15, 1e-16, 1e-17, 1e-18, 1e-19}
+)
+
+// parseDecimal is a fast, exact path for strconv.ParseFloat of the
+// numbers limiter scripts store and read again (a TAT as redis_rate keeps
+// it, "313459200.12345678"): unsigned digits with a fraction, 19 digits at
+// most, whose value lies in [2^-11, 2^53). It reports false, having
+// decided nothing, for any other text and when it cannot decide cheaply
+// (a tie, a power of two).
+func parseDecimal(s string) (float64, bool) {
+	if len(s) > 20 { // at most 19 digits: m below 10^19 fits a uint64
+		return 0, false
+	}
+	var m uint64
+	i := 0
+	for ; i < len(s); i++ {
+		c := s[i] - '0'
+		if c > 9 {
+			break
+		}
+		m = m*10 + uint64(c)
+	}
+	if i == 0 || i == len(s) || s[i] != '.' {
+		return 0, false
+	}
+	dot := i
+	for i++; i < len(s); i++ {
+		c := s[i] - '0'
+		if c > 9 {
+			return 0, false
+		}
+		m = m*10 + uint64(c)
+	}
+	d := len(s) - dot - 1
+	if d == 0 {
+		return 0, false
+	}
+	// The candidate: m/10^d with m's rounding to a double corrected (q0's
+	// remainder mh - q0*10^d is exact by FMA; lo = m - mh, |lo| < 2^11).
+	mh := float64(m)
+	lo := float64(int64(m - uint64(mh))) // mh < 10^19 fits a uint64
+	q0 := mh / pow10f[d]
+	c := q0 + (math.FMA(-q0, pow10f[d], mh)+lo)*inv10f[d]
+	if !nearestDouble(m, d, c) {
+		return 0, false
+	}
+	return c, true
+}
+
+// nearestDouble reports whether c, in [2^-11, 2^53) and not a power of
+// two, is the double nearest to m/10^d (1 <= d <= 19), a tie excluded.
+// With c = mant/2^k (k fraction bits), that is |m/10^d - mant/2^k| below
+// half of c's gap 2^-k: |m*2^k - mant*10^d| < 10^d/2, in 128-bit integers.
+func nearestDouble(m uint64, d int, c float64) bool {
+	b := math.Float64bits(c)
+	k := 1075 - int(b>>52&0x7ff)
+	mant := b&(1<<52-1) | 1<<52
+	if k < 1 || k > 63 || mant == 1<<52 || b>>63 != 0 { // whole, out of range, or a power of two (its gap below is narrower)
+		return false
+	}
+	ahi, alo := m>>(64-k), m<<k
+	bhi, blo := bits.Mul64(mant, pow10[d])
+	dlo, borrow := bits.Sub64(alo, blo, 0)
+	dhi, _ := bits.Sub64(ahi, bhi, borrow)
+	if int64(dhi) < 0 { // |diff|
+		dlo, borrow = bits.Sub64(0, dlo, 0)
+		dhi, _ = bits.Sub64(0, dhi, borrow)
+	}
+	return dhi == 0 && dlo < pow10[d]/2
+}
