@@ -16,6 +16,7 @@ import (
 
 	"github.com/turnstile/turnstile/command"
 	"github.com/turnstile/turnstile/resp"
+	"github.com/turnstile/turnstile/script"
 	"github.com/turnstile/turnstile/shards"
 )
 
@@ -77,6 +78,10 @@ type client struct {
 	// table's case-folding map lookup.
 	lastName   []byte
 	lastLookup *Command
+	// The last EVALSHA digest (as sent) that named a native script, and
+	// the native (scripting.nativeBySHA).
+	lastSHA    []byte
+	lastNative *script.Native
 
 	// ahead holds the arguments and keys of a pipelined request whose
 	// command derives its keys (RL.CHECK), for prefetchDerived; reused.

@@ -85,13 +85,14 @@ func cmdEval(x *Ctx) {
 	sc := &s.scripts
 	bySHA := strings.HasPrefix(x.cmd.Name, "evalsha")
 	var shaBuf [40]byte
-	var sha []byte
+	var sha []byte // EVAL's digest; EVALSHA's, lower-cased, only if needed
+	var nat *script.Native
 	if bySHA {
-		sha = lowerSHA(shaBuf[:0], x.args[1])
+		nat = sc.nativeBySHA(x.c, x.args[1])
 	} else {
 		sha = script.AppendSHA1Hex(shaBuf[:0], x.args[1])
+		nat = sc.native(sha)
 	}
-	nat := sc.native(sha)
 	if x.cmd.Has(command.Readonly) {
 		nat = nil // EVAL_RO, EVALSHA_RO: the Lua text, which refuses the script's writes
 	}
@@ -99,7 +100,7 @@ func cmdEval(x *Ctx) {
 		x.c.acquireScriptLock()
 	}
 	// Redis looks the script up before numkeys (a native's, without a lock).
-	if bySHA && !(nat != nil && sc.engine.NativeCached(nat)) && !sc.engine.Exists(sha) {
+	if bySHA && !(nat != nil && sc.engine.NativeCached(nat)) && !sc.engine.Exists(lowerSHA(shaBuf[:0], x.args[1])) {
 		x.w.Error(script.ErrNoScript)
 		return
 	}

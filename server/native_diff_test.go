@@ -654,3 +654,48 @@ func TestEvalSHAAnyCaseRunsNatively(t *testing.T) {
 		}
 	}
 }
+
+// TestEvalSHANativeRemembered: the native a connection's EVALSHA found is
+// remembered for its next EVALSHA of the same digest, but not past a
+// SCRIPT FLUSH (NOSCRIPT, as Redis answers) nor past CONFIG SET
+// turnstile-native-scripts no (the Lua text runs).
+func TestEvalSHANativeRemembered(t *testing.T) {
+	s, addr, _ := newTestServer(t)
+	c := dialRaw(t, addr)
+	body, err := os.ReadFile("../libtest/testdata/scripts/redis_rate-allowN.lua")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sha := scriptSHA(body)
+	call := func() string { return c.do("EVALSHA", sha, "1", "k", "10", "1", "1", "1") }
+	ran := func(want int64, what string) {
+		t.Helper()
+		if got := s.nativeRunCount(); got != want {
+			t.Fatalf("%s: native runs %d, want %d", what, got, want)
+		}
+	}
+	c.do("SCRIPT", "LOAD", string(body))
+	for i := range 2 {
+		if got := call(); !strings.HasPrefix(got, "*4\r\n:1\r\n") {
+			t.Fatalf("EVALSHA %d: %q", i, got)
+		}
+	}
+	ran(2, "two calls")
+	if got := c.do("SCRIPT", "FLUSH"); got != "+OK\r\n" {
+		t.Fatalf("SCRIPT FLUSH: %q", got)
+	}
+	if got := call(); !strings.HasPrefix(got, "-NOSCRIPT ") {
+		t.Fatalf("EVALSHA after SCRIPT FLUSH: %q", got)
+	}
+	c.do("SCRIPT", "LOAD", string(body))
+	if got := c.do("CONFIG", "SET", "turnstile-native-scripts", "no"); got != "+OK\r\n" {
+		t.Fatalf("CONFIG SET: %q", got)
+	}
+	if got := call(); !strings.HasPrefix(got, "*4\r\n:1\r\n") {
+		t.Fatalf("EVALSHA in Lua: %q", got)
+	}
+	ran(2, "natives off")
+	c.do("CONFIG", "SET", "turnstile-native-scripts", "yes")
+	call()
+	ran(3, "natives on again")
+}

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"bytes"
 	"context"
 	"log/slog"
 	"strconv"
@@ -58,6 +59,26 @@ func (sc *scripting) native(sha []byte) *script.Native {
 		return nil
 	}
 	return script.NativeFor(sha)
+}
+
+// nativeBySHA is native for EVALSHA's digest as sent (in any case),
+// remembering on c the last digest that named a native: a limiter library
+// sends one digest on every request, and comparing 40 bytes costs less
+// than folding their case and looking them up.
+func (sc *scripting) nativeBySHA(c *client, sha []byte) *script.Native {
+	if sc.noNative.Load() {
+		return nil
+	}
+	if c.lastNative != nil && bytes.Equal(sha, c.lastSHA) {
+		return c.lastNative
+	}
+	var buf [40]byte
+	nat := script.NativeFor(lowerSHA(buf[:0], sha))
+	if nat != nil {
+		c.lastSHA = append(c.lastSHA[:0], sha...)
+		c.lastNative = nat
+	}
+	return nat
 }
 
 // runNative runs a known script natively in x's execution, which holds
