@@ -345,6 +345,14 @@ func (rd *Reader) popAhead() [][]byte {
 // header parses a "*<n>\r\n" or "$<n>\r\n" line at the start of data. end is
 // 0 when the line is not complete yet.
 func (rd *Reader) header(data []byte, what string) (n int64, end int, err error) {
+	if n, end, ok := shortHeader(data, rd.lim.MaxInline); ok {
+		return n, end, nil
+	}
+	return rd.anyHeader(data, what)
+}
+
+// anyHeader is header for any line.
+func (rd *Reader) anyHeader(data []byte, what string) (n int64, end int, err error) {
 	cr := bytes.IndexByte(data, '\r')
 	if cr > rd.lim.MaxInline || cr < 0 || cr+1 >= len(data) {
 		if cr > rd.lim.MaxInline || len(data) > rd.lim.MaxInline {
@@ -360,6 +368,26 @@ func (rd *Reader) header(data []byte, what string) (n int64, end int, err error)
 		return 0, 0, &ProtocolError{"invalid multibulk length"}
 	}
 	return n, cr + 2, nil
+}
+
+// shortHeader is header's common case read in one pass: 1 to 18 digits
+// without a leading zero (or "0" itself) after the line's first byte,
+// then '\r' and a byte after it (header does not look at that byte
+// either), the '\r' within maxInline. It returns what header would; ok
+// is false, having decided nothing, for any other line.
+func shortHeader(data []byte, maxInline int) (n int64, end int, ok bool) {
+	i := 1
+	for ; i < len(data) && i <= 18; i++ {
+		c := data[i] - '0'
+		if c > 9 {
+			break
+		}
+		n = n*10 + int64(c)
+	}
+	if i == 1 || i+1 >= len(data) || data[i] != '\r' || i > maxInline || data[1] == '0' && i > 2 {
+		return 0, 0, false
+	}
+	return n, i + 2, true
 }
 
 func (rd *Reader) nextInline() ([][]byte, bool, error) {

@@ -377,3 +377,54 @@ func TestReaderShrink(t *testing.T) {
 		t.Fatalf("PING: %q %v %v", a, ok, err)
 	}
 }
+
+// checkShortHeader compares shortHeader with anyHeader on data, and
+// reports whether shortHeader took it.
+func checkShortHeader(t *testing.T, data []byte, maxInline int) bool {
+	t.Helper()
+	n, end, ok := shortHeader(data, maxInline)
+	if !ok {
+		return false
+	}
+	lim := DefaultLimits
+	lim.MaxInline = maxInline
+	rd := NewReader(lim)
+	wn, wend, err := rd.anyHeader(data, "bulk")
+	if n != wn || end != wend || err != nil {
+		t.Fatalf("%q (max inline %d): shortHeader %d, %d; anyHeader %d, %d, %v", data, maxInline, n, end, wn, wend, err)
+	}
+	return true
+}
+
+// TestShortHeader: the one-pass header reads the lines clients send as
+// the general one does, and leaves it every other line.
+func TestShortHeader(t *testing.T) {
+	for _, s := range []string{"$3\r\nGET", "*8\r\n", "$0\r\n", "$40\r\nx", "*1\r\r", "$123456789012345678\r\n"} {
+		if !checkShortHeader(t, []byte(s), DefaultLimits.MaxInline) {
+			t.Errorf("%q: declined", s)
+		}
+	}
+	for _, s := range []string{"$03\r\n", "$00\r\n", "$-1\r\n", "*-1\r\n", "$3\r", "$3", "$\r\n", "$3x\r\n",
+		"$1234567890123456789\r\n", "$+3\r\n", "$ 3\r\n"} {
+		if checkShortHeader(t, []byte(s), DefaultLimits.MaxInline) {
+			t.Errorf("%q: taken", s)
+		}
+	}
+	if checkShortHeader(t, []byte("$12345\r\n"), 4) { // '\r' beyond the inline limit: anyHeader's error
+		t.Error("taken beyond the inline limit")
+	}
+}
+
+// FuzzShortHeader: on any line, shortHeader declines or reads what
+// anyHeader reads.
+func FuzzShortHeader(f *testing.F) {
+	for _, s := range []string{"$3\r\n", "*12\r\n", "$0\r\n", "$007\r\n", "$99999999999999999999\r\n"} {
+		f.Add([]byte(s), uint8(64))
+	}
+	f.Fuzz(func(t *testing.T, data []byte, maxInline uint8) {
+		if len(data) == 0 || data[0] == '\r' {
+			return // header's callers start it at a '*' or a '$'
+		}
+		checkShortHeader(t, data, int(maxInline))
+	})
+}
