@@ -113,7 +113,7 @@ var (
 // parseDecimal is a fast, exact path for strconv.ParseFloat of the
 // numbers limiter scripts store and read again (a TAT as redis_rate keeps
 // it, "313459200.12345678"): unsigned digits with a fraction, 19 digits at
-// most, whose value lies in [2^-11, 2^53). It reports false, having
+// most, whose value lies in [2^-11, 2^52). It reports false, having
 // decided nothing, for any other text and when it cannot decide cheaply
 // (a tie, a power of two).
 func parseDecimal(s string) (float64, bool) {
@@ -156,7 +156,7 @@ func parseDecimal(s string) (float64, bool) {
 	return c, true
 }
 
-// nearestDouble reports whether c, in [2^-11, 2^53) and not a power of
+// nearestDouble reports whether c, in [2^-11, 2^52) and not a power of
 // two, is the double nearest to m/10^d (1 <= d <= 19), a tie excluded.
 // With c = mant/2^k (k fraction bits), that is |m/10^d - mant/2^k| below
 // half of c's gap 2^-k: |m*2^k - mant*10^d| < 10^d/2, in 128-bit integers.

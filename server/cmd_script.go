@@ -85,7 +85,7 @@ func cmdEval(x *Ctx) {
 	sc := &s.scripts
 	bySHA := strings.HasPrefix(x.cmd.Name, "evalsha")
 	var shaBuf [40]byte
-	var sha []byte // EVAL's digest; EVALSHA's, lower-cased, only if needed
+	var sha []byte // EVAL's digest (EVALSHA's is lower-cased where needed)
 	var nat *script.Native
 	if bySHA {
 		nat = sc.nativeBySHA(x.c, x.args[1])
