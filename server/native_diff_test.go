@@ -630,18 +630,23 @@ func TestNativeRefusalsMatchLua(t *testing.T) {
 	}
 }
 
-// TestEvalSHAAnyCaseRunsNatively: a known script's digest sent in upper
-// or mixed case runs its native, as the lower-case one does (the cache
-// itself takes any case, so a miss here would fall back to Lua unseen).
-func TestEvalSHAAnyCaseRunsNatively(t *testing.T) {
+// redisRateServer starts a server and connects to it; it returns
+// redis_rate's allowN script text (not loaded) and its SHA1.
+func redisRateServer(t *testing.T) (*Server, *rawConn, string, string) {
 	s, addr, _ := newTestServer(t)
-	c := dialRaw(t, addr)
 	body, err := os.ReadFile("../libtest/testdata/scripts/redis_rate-allowN.lua")
 	if err != nil {
 		t.Fatal(err)
 	}
-	sha := scriptSHA(body)
-	if got := c.do("SCRIPT", "LOAD", string(body)); got != "$40\r\n"+sha+"\r\n" {
+	return s, dialRaw(t, addr), string(body), scriptSHA(body)
+}
+
+// TestEvalSHAAnyCaseRunsNatively: a known script's digest sent in upper
+// or mixed case runs its native, as the lower-case one does (the cache
+// itself takes any case, so a miss here would fall back to Lua unseen).
+func TestEvalSHAAnyCaseRunsNatively(t *testing.T) {
+	s, c, body, sha := redisRateServer(t)
+	if got := c.do("SCRIPT", "LOAD", body); got != "$40\r\n"+sha+"\r\n" {
 		t.Fatalf("SCRIPT LOAD: %q", got)
 	}
 	for i, digest := range []string{sha, strings.ToUpper(sha), strings.ToUpper(sha[:20]) + sha[20:]} {
@@ -660,13 +665,7 @@ func TestEvalSHAAnyCaseRunsNatively(t *testing.T) {
 // SCRIPT FLUSH (NOSCRIPT, as Redis answers) nor past CONFIG SET
 // turnstile-native-scripts no (the Lua text runs).
 func TestEvalSHANativeRemembered(t *testing.T) {
-	s, addr, _ := newTestServer(t)
-	c := dialRaw(t, addr)
-	body, err := os.ReadFile("../libtest/testdata/scripts/redis_rate-allowN.lua")
-	if err != nil {
-		t.Fatal(err)
-	}
-	sha := scriptSHA(body)
+	s, c, body, sha := redisRateServer(t)
 	call := func() string { return c.do("EVALSHA", sha, "1", "k", "10", "1", "1", "1") }
 	ran := func(want int64, what string) {
 		t.Helper()
@@ -674,7 +673,7 @@ func TestEvalSHANativeRemembered(t *testing.T) {
 			t.Fatalf("%s: native runs %d, want %d", what, got, want)
 		}
 	}
-	c.do("SCRIPT", "LOAD", string(body))
+	c.do("SCRIPT", "LOAD", body)
 	for i := range 2 {
 		if got := call(); !strings.HasPrefix(got, "*4\r\n:1\r\n") {
 			t.Fatalf("EVALSHA %d: %q", i, got)
@@ -687,7 +686,7 @@ func TestEvalSHANativeRemembered(t *testing.T) {
 	if got := call(); !strings.HasPrefix(got, "-NOSCRIPT ") {
 		t.Fatalf("EVALSHA after SCRIPT FLUSH: %q", got)
 	}
-	c.do("SCRIPT", "LOAD", string(body))
+	c.do("SCRIPT", "LOAD", body)
 	if got := c.do("CONFIG", "SET", "turnstile-native-scripts", "no"); got != "+OK\r\n" {
 		t.Fatalf("CONFIG SET: %q", got)
 	}
