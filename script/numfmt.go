@@ -101,14 +101,10 @@ func appendGFast(dst []byte, f float64, sig int) ([]byte, bool) {
 	return dst, true
 }
 
-// pow10f holds 10^0 ... 10^19, each exact as a float64, and inv10f their
-// inverses, rounded (parseDecimal).
-var (
-	pow10f = [...]float64{1, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10,
-		1e11, 1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19}
-	inv10f = [...]float64{1, 1e-1, 1e-2, 1e-3, 1e-4, 1e-5, 1e-6, 1e-7, 1e-8, 1e-9, 1e-10,
-		1e-11, 1e-12, 1e-13, 1e-14, 1e-15, 1e-16, 1e-17, 1e-18, 1e-19}
-)
+// inv10f holds 10^-0 ... 10^-19, rounded (parseDecimal; pow10's powers
+// themselves are exact as float64s).
+var inv10f = [...]float64{1, 1e-1, 1e-2, 1e-3, 1e-4, 1e-5, 1e-6, 1e-7, 1e-8, 1e-9, 1e-10,
+	1e-11, 1e-12, 1e-13, 1e-14, 1e-15, 1e-16, 1e-17, 1e-18, 1e-19}
 
 // parseDecimal is a fast, exact path for strconv.ParseFloat of the
 // numbers limiter scripts store and read again (a TAT as redis_rate keeps
@@ -146,10 +142,10 @@ func parseDecimal(s string) (float64, bool) {
 	}
 	// The candidate: m/10^d with m's rounding to a double corrected (q0's
 	// remainder mh - q0*10^d is exact by FMA; lo = m - mh, |lo| < 2^11).
-	mh := float64(m)
+	mh, p := float64(m), float64(pow10[d])
 	lo := float64(int64(m - uint64(mh))) // mh < 10^19 fits a uint64
-	q0 := mh / pow10f[d]
-	c := q0 + (math.FMA(-q0, pow10f[d], mh)+lo)*inv10f[d]
+	q0 := mh / p
+	c := q0 + (math.FMA(-q0, p, mh)+lo)*inv10f[d]
 	if !nearestDouble(m, d, c) {
 		return 0, false
 	}

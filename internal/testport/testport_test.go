@@ -28,7 +28,7 @@ func TestFree(t *testing.T) {
 	}
 }
 
-// A port something listens on is not handed out.
+// bindable, Free's check, reports a port something listens on as taken.
 func TestFreeSkipsBound(t *testing.T) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
